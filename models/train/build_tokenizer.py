@@ -1,0 +1,32 @@
+"""Build models/emotion/tokenizer.json from the training corpora (deterministic).
+   /usr/bin/python3 models/train/build_tokenizer.py [--vocab-size N] [--max-length N] [--no-dair]"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from tokenizer import Tokenizer, build_tables, build_vocab  # noqa: E402
+import corpora  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vocab-size", type=int, default=16000)
+    ap.add_argument("--max-length", type=int, default=128)
+    ap.add_argument("--no-dair", action="store_true", help="leave the research-only dair-ai data out")
+    ap.add_argument("--out", default=os.path.join(ROOT, "models", "emotion", "tokenizer.json"))
+    args = ap.parse_args()
+    char_map, classes = build_tables()
+    texts = corpora.vocab_texts(include_dair=not args.no_dair)
+    vocab = build_vocab(texts, char_map, classes, args.vocab_size, extra_tokens=corpora.EXTRA_TOKENS)
+    tok = Tokenizer(vocab, char_map, classes, args.max_length)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(tok.to_json(), f, ensure_ascii=False, separators=(",", ":"))
+    print(f"vocab {len(vocab)} tokens, char_map {len(char_map)} entries, {len(classes)} class ranges -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
