@@ -14,7 +14,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--vocab-size", type=int, default=16000)
+    ap.add_argument("--vocab-size", type=int, default=30000)
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--no-dair", action="store_true", help="leave the research-only dair-ai data out")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "emotion", "tokenizer.json"))

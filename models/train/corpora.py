@@ -5,8 +5,12 @@ import os
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.environ.get("SENTIO_DATA", os.path.join(ROOT, "..", "shared", "data"))
 
-# Emoji that must be whole tokens even if the corpora rarely show them (see emoji lexicon in training).
-EXTRA_TOKENS = list("😭😢😥😞😔💔😿😡🤬😠👿💢😤😱😨😰😧😟😬😮😲😯🤯😳🙀❤💕💖💗💘💞💓😍🥰😘😻🤗😀😃😄😁😂🤣😊🙂😆🎉🥳✨👍🙏🤔🥺😐😑🙄😒😩😫")
+# Emoji that must be whole tokens even if the corpora rarely show them: the augmentation lexicon's emoji,
+# then the whole Emoticons block (U+1F600..U+1F64F) so every face has its own id.
+from lexicon import EMOJI  # noqa: E402
+
+_LEGACY = "😭😢😥😞😔💔😿😡🤬😠👿💢😤😱😨😰😧😟😬😮😲😯🤯😳🙀❤💕💖💗💘💞💓😍🥰😘😻🤗😀😃😄😁😂🤣😊🙂😆🎉🥳✨👍🙏🤔🥺😐😑🙄😒😩😫"
+EXTRA_TOKENS = list(dict.fromkeys(list(_LEGACY) + list(EMOJI) + [chr(c) for c in range(0x1F600, 0x1F650)]))
 
 
 def dair(split: str) -> list[tuple[str, str]]:
@@ -21,10 +25,10 @@ def dair(split: str) -> list[tuple[str, str]]:
 
 
 def goemotions(split: str) -> list[tuple[str, list[int]]]:
+    """Texts with double quotes are CSV-quoted inside the TSV, so read it with a CSV reader."""
     rows = []
-    with open(os.path.join(DATA, "goemotions", f"{split}.tsv"), encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
+    with open(os.path.join(DATA, "goemotions", f"{split}.tsv"), encoding="utf-8", newline="") as f:
+        for parts in csv.reader(f, delimiter="\t", quotechar='"'):
             if len(parts) >= 2:
                 rows.append((parts[0], [int(x) for x in parts[1].split(",")]))
     return rows

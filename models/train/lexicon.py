@@ -1,0 +1,76 @@
+"""Hand-written lexicons for augmentation: emoji and emoticons per emotion, contractions, negation and
+intensity templates. The training corpora barely show emoji and dair-ai has no punctuation, so these
+teach the network what chat text adds. Written for this project; not taken from any published list."""
+
+EMOTIONS = ["sadness", "joy", "love", "anger", "fear", "surprise"]
+
+# Emoji whose reading is fairly unambiguous. Variation selectors (U+FE0F) and skin tones are dropped by
+# the tokenizer, so the bare code point is enough.
+EMOJI: dict[str, str] = {}
+for _label, _chars in {
+    "joy": "😀😃😄😁😆😂🤣😊🙂☺😇🥳🎉🎊✨👍👏🙌😎🤩😋😛😜😝🤪😸😹😺😌💃🕺🌞☀🌈🎈🎂✌👌💯⭐🌟😅🍾🥂",
+    "love": "❤💕💖💗💘💞💓💝💟💌😍🥰😘😗😙😚😻💋🌹💑💏♥♡💜💙💚💛🧡🤍🤗😽",
+    "sadness": "😭😢😥😞😔😕🙁☹😣😫😩😿💔🥺😪😓🥀😑😐",
+    "anger": "😡🤬😠👿💢😤😾🖕👊🙄😒🤦👎",
+    "fear": "😱😨😰😧😬🙀😟👻💀😖🫣",
+    "surprise": "😮😲😯🤯😳😦😵‼⁉👀🫢🤭",
+}.items():
+    for _c in _chars:
+        EMOJI[_c] = _label
+
+# ASCII emoticons; the tokenizer splits them into punctuation tokens, so n-gram filters can learn them.
+EMOTICONS: dict[str, list[str]] = {
+    "joy": [":)", ":-)", ":D", "=)", "^^", "^_^", "xD", ":P", ";)"],
+    "love": ["<3", "<33", ":*", "<3 <3"],
+    "sadness": [":(", ":-(", ":'(", "T_T", ";_;", ":/"],
+    "anger": [">:(", ">:[", "-_-"],
+    "fear": ["D:", ":S", "o_o"],
+    "surprise": [":o", ":O", "o_O", "O.O", ":0"],
+}
+
+# dair-ai stripped apostrophes; real chat keeps them. Restore them at random so both forms are seen.
+CONTRACTIONS = {
+    "im": "i'm", "ive": "i've", "id": "i'd", "ill": "i'll", "dont": "don't", "didnt": "didn't",
+    "doesnt": "doesn't", "cant": "can't", "wont": "won't", "isnt": "isn't", "wasnt": "wasn't",
+    "arent": "aren't", "werent": "weren't", "havent": "haven't", "hasnt": "hasn't", "hadnt": "hadn't",
+    "couldnt": "couldn't", "wouldnt": "wouldn't", "shouldnt": "shouldn't", "youre": "you're",
+    "theyre": "they're", "thats": "that's", "whats": "what's", "its": "it's", "youve": "you've",
+    "theres": "there's", "lets": "let's", "hes": "he's", "shes": "she's", "ain": "ain't",
+}
+
+# Negation templates: a negated emotion word does not express that emotion.
+NEG_SUBJECT = ["i'm", "i am", "im", "i'm really", "honestly i'm", "i feel", "i don't feel", "i'm just",
+               "i'm still", "she's", "he is", "we're", "i was", "i am so"]
+NEG_CUE = ["not", "not really", "never", "not at all", "no longer", "not even a little", "definitely not"]
+NEG_TAIL = ["", " at all", " anymore", " today", " about this", " with my life", " right now", "."]
+# word -> label it gets when negated (None: leave such examples out, the reading is unclear)
+NEGATABLE = {
+    "happy": "sadness", "glad": "sadness", "excited": "sadness", "pleased": "sadness", "okay": "sadness",
+    "fine": "sadness", "satisfied": "sadness", "hopeful": "sadness", "proud": "sadness", "joyful": "sadness",
+    "cheerful": "sadness", "content": "sadness", "thrilled": "sadness", "good": "sadness", "loved": "sadness",
+    "in love": "sadness", "cared for": "sadness", "appreciated": "sadness", "welcome": "sadness",
+    "sad": "joy", "upset": "joy", "worried": "joy", "scared": "joy", "afraid": "joy", "lonely": "joy",
+    "angry": "joy", "mad": "joy", "depressed": "joy", "nervous": "joy", "unhappy": "joy",
+}
+
+# Intensity: hedged wording should give a flatter distribution than emphatic wording.
+MILD = ["a bit", "a little", "slightly", "somewhat", "kind of", "kinda", "sort of", "a tad", "mildly",
+        "a little bit"]
+STRONG = ["absolutely", "extremely", "so", "incredibly", "utterly", "completely", "totally", "really really",
+          "beyond", "insanely", "so so"]
+INTENSITY_WORDS = {
+    "anger": (["annoyed", "irritated", "bothered", "grumpy", "cross"],
+              ["furious", "enraged", "livid", "outraged", "pissed off", "infuriated"]),
+    "sadness": (["down", "blue", "disappointed", "low", "gloomy"],
+                ["devastated", "heartbroken", "miserable", "crushed", "depressed", "hopeless"]),
+    "joy": (["pleased", "content", "cheerful", "glad", "happy"],
+            ["ecstatic", "thrilled", "overjoyed", "elated", "delighted", "happy"]),
+    "fear": (["nervous", "uneasy", "anxious", "worried", "apprehensive"],
+             ["terrified", "petrified", "panicked", "horrified", "scared"]),
+    "love": (["fond of you", "attached", "affectionate"],
+             ["in love", "adoring", "smitten", "devoted"]),
+    "surprise": (["surprised", "curious", "puzzled"],
+                 ["amazed", "stunned", "shocked", "astonished", "speechless"]),
+}
+INTENSITY_FRAMES = ["i'm {}", "i am {}", "i feel {}", "feeling {}", "i was {}", "honestly i'm {}",
+                    "im {} right now", "i feel {} about it", "{}", "i'm {} today", "she is {}"]
