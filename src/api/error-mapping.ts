@@ -1,0 +1,16 @@
+/** Errors from the layers below the API (engine, store) mapped to coded API errors. */
+import { AppError } from '../errors.js';
+
+export function mapLowerError(err: unknown): AppError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENGINE_OVERLOADED':
+      return new AppError('overloaded', 'the analysis queue is full; retry shortly', { headers: { 'retry-after': '1' }, cause: err });
+    case 'ENGINE_DISPOSED':
+      return new AppError('service_unavailable', 'the engine is shutting down', { headers: { 'retry-after': '1' }, cause: err });
+    case 'STORE_UNAVAILABLE':
+      return new AppError('service_unavailable', 'the context store is unavailable; stateless and batch analysis still work', { headers: { 'retry-after': '1' }, cause: err });
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Request schemas (zod). The same schemas validate requests and generate /openapi.json.
+ * Objects are strict: an unknown field is a 400 naming it, rather than silently ignored.
+ */
+import { z } from 'zod';
+import { EMOTIONS } from '../core/emotions.js';
+
+const unit = z.number().min(0).max(1);
+
+/** Emotion parameters; on emotion endpoints as `params`, in chat as `emotion_model_params`. */
+export const EmotionParams = z
+  .strictObject({
+    sensitivity: unit.optional().describe('V2. 0..1, default 0.5. Higher makes moderate signals read as more intense.'),
+    includeSubEmotions: z.boolean().optional().describe('V2. Default false. Adds the 28 sub-emotion probabilities.'),
+    thresholds: z
+      .union([unit, z.strictObject(Object.fromEntries(EMOTIONS.map((e) => [e, unit.optional()])) as Record<(typeof EMOTIONS)[number], z.ZodOptional<typeof unit>>)])
+      .optional()
+      .describe('V1. A probability (all emotions) or a per-emotion map; the dominant category must reach it.'),
+    smoothing: unit.optional().describe('V1. 0..1, default 0. Blends the reported scores with the context\'s running state.'),
+  })
+  .describe('Emotion analysis parameters');
+export type EmotionParams = z.infer<typeof EmotionParams>;
+
+const Role = z.enum(['user', 'assistant', 'system']);
+const Content = z.strictObject({ text: z.string() });
+const Timestamp = z.iso.datetime({ offset: true });
+
+export const V2Message = z.strictObject({
+  role: Role.optional(),
+  externalId: z.string().min(1).optional(),
+  content: Content,
+  timestamp: Timestamp.optional(),
+});
+export const V1Message = z.strictObject({
+  role: Role.optional(),
+  external_id: z.string().min(1).optional(),
+  content: Content,
+  timestamp: Timestamp.optional(),
+});
+
+const emotionRequest = <M extends z.ZodType>(message: M) =>
+  z.strictObject({
+    model: z.string().optional(),
+    params: EmotionParams.optional(),
+    messages: z.array(message).min(1),
+  });
+
+export const V2EmotionRequest = emotionRequest(V2Message);
+export const V1EmotionRequest = emotionRequest(V1Message);
+export type V2EmotionRequest = z.infer<typeof V2EmotionRequest>;
+export type V1EmotionRequest = z.infer<typeof V1EmotionRequest>;

@@ -1,0 +1,43 @@
+/** zod results → AppError: the first issue decides the code, `param` names the field as a path. */
+import type { z } from 'zod';
+import { AppError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
+
+export function paramPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out ? `.${String(seg)}` : String(seg);
+  }
+  return out;
+}
+
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  let path = [...issue.path];
+  let code: ErrorCode = 'invalid_value';
+  let message = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    code = 'unknown_field';
+    path = [...path, issue.keys[0] ?? ''];
+    message = `unknown field ${paramPath(path)}`;
+  } else if (issue.code === 'invalid_type') {
+    const missing = valueAt(value, issue.path) === undefined;
+    code = missing ? 'missing_field' : 'invalid_type';
+    message = missing ? `${paramPath(path)} is required` : `${paramPath(path)}: expected ${issue.expected}`;
+  } else {
+    message = `${paramPath(path)}: ${issue.message}`;
+  }
+  throw new AppError(code, message, { param: paramPath(path) || undefined });
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = root;
+  for (const seg of path) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, seg as string)) return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[seg];
+  }
+  return cur;
+}

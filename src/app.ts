@@ -1,0 +1,99 @@
+/**
+ * Assembles Sentio from its configuration: engine → service → routes → HTTP server. main.ts runs it as a
+ * process; tests start it in-process on an ephemeral loopback port.
+ */
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { ScoreMapper } from './core/emotions.js';
+import type { LabelOrder } from './core/emotions.js';
+import { EmotionService } from './core/emotion-service.js';
+import type { ScoreSource } from './core/emotion-service.js';
+import { MemoryContextStore } from './store/memory-store.js';
+import type { ContextStore } from './store/context-store.js';
+import { CompositeKeyVerifier, StaticKeyVerifier } from './auth/api-keys.js';
+import type { KeyVerifier } from './auth/api-keys.js';
+import { HttpServer } from './http/server.js';
+import type { Route } from './http/server.js';
+import { emotionRoutes } from './api/emotion-routes.js';
+import { v1Dialect } from './api/v1/emotions.js';
+import { v2Dialect } from './api/v2/emotions.js';
+import { healthRoutes } from './api/health.js';
+import { openApiRoute } from './api/openapi.js';
+import { createLogger } from './log.js';
+import { mapLowerError } from './api/error-mapping.js';
+
+/** What the server needs from an inference engine. */
+export interface AnalysisEngine extends ScoreSource {
+  readonly labels: LabelOrder;
+  describe(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export interface SentioOptions {
+  engine: AnalysisEngine;
+  logger?: Logger;
+  store?: ContextStore;
+  keys?: KeyVerifier;
+  /** Milliseconds clock for contexts (tests). */
+  now?: () => number;
+}
+
+export interface Sentio {
+  readonly port: number;
+  readonly server: HttpServer;
+  readonly service: EmotionService;
+  readonly logger: Logger;
+  /** Graceful stop: refuse new connections, let in-flight requests finish within `graceMs`, release. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startSentio(config: Config, opts: SentioOptions): Promise<Sentio> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const store = opts.store ?? new MemoryContextStore({
+    ttlSeconds: config.contextTtlSeconds,
+    maxContexts: config.contextMax,
+    maxMessagesPerContext: config.contextMaxMessages,
+    now: opts.now,
+  });
+  const service = new EmotionService(opts.engine, new ScoreMapper(opts.engine.labels), store, opts.now);
+  const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys)]);
+  let closing = false;
+
+  const apiRoutes: Route[] = [
+    ...emotionRoutes(v1Dialect, { service, limits: config.limits }),
+    ...emotionRoutes(v2Dialect, { service, limits: config.limits }),
+  ];
+  const routes: Route[] = [
+    ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
+    ...apiRoutes,
+  ];
+  routes.push(openApiRoute(routes));
+
+  const server = new HttpServer({
+    routes,
+    keys,
+    logger,
+    tls: config.tls,
+    maxBodyBytes: config.limits.bodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    mapError: mapLowerError,
+    onRequestDone: (entry) => logger.info(entry, 'request'),
+  });
+  const port = await server.listen(config.host, config.port);
+
+  return {
+    port,
+    server,
+    service,
+    logger,
+    async close(graceMs = 10_000) {
+      closing = true;
+      server.stopListening();
+      await server.waitIdle(graceMs);
+      server.closeAll();
+      await store.close();
+      await opts.engine.close();
+      logger.flush();
+    },
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * Configuration: one zod schema over the environment, parsed once and frozen. Every knob is listed in
+ * the README's configuration table; `SENTIO_` is the only prefix read.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const EnvSchema = z.object({
+  SENTIO_PORT: int(8080, 0, 65535),
+  SENTIO_HOST: z.string().min(1).default('127.0.0.1'),
+  SENTIO_API_KEYS: z.string().optional(),
+  SENTIO_API_KEYS_FILE: z.string().optional(),
+  SENTIO_TLS_CERT: z.string().optional(),
+  SENTIO_TLS_KEY: z.string().optional(),
+  SENTIO_ALLOW_INSECURE_HTTP: bool.default(false),
+  SENTIO_LLM_BASE_URL: z.string().url().optional(),
+  SENTIO_LLM_API_KEY: z.string().optional(),
+  SENTIO_LLM_MODELS: z.string().default('llm-k2-thinking-turbo=llm-k2-thinking-turbo,llm-k2-thinking=llm-k2-thinking'),
+  SENTIO_LLM_TIMEOUT_MS: int(60_000, 1),
+  SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
+  /** Contexts kept in memory; the least recently used is evicted past this. */
+  SENTIO_CONTEXT_MAX: int(100_000, 1),
+  /** Messages kept per context; the oldest is evicted past this (its lookup then answers 404). */
+  SENTIO_CONTEXT_MAX_MESSAGES: int(1_000, 1),
+  SENTIO_REDIS_URL: z.string().optional(),
+  SENTIO_RATE_LIMIT_RPM: int(600, 1),
+  SENTIO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SENTIO_MAX_BODY_BYTES: int(1_048_576, 1),
+  SENTIO_MAX_MESSAGE_BYTES: int(8_192, 1),
+  SENTIO_MAX_MESSAGES: int(64, 1),
+  SENTIO_MAX_BATCH_MESSAGES: int(1_024, 1),
+  SENTIO_MAX_CHAT_MESSAGES: int(256, 1),
+  /** A request whose body has not fully arrived after this long gets its connection closed. */
+  SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1),
+  SENTIO_MODEL_DIR: z.string().default('models/emotion'),
+  SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
+  SENTIO_INTRA_OP_THREADS: int(0, 0, 1024),
+  SENTIO_INTER_OP_THREADS: int(1, 0, 1024),
+  SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
+  SENTIO_BATCHING: bool.default(true),
+  SENTIO_BATCH_MAX_SIZE: int(64, 1, 4096),
+  SENTIO_BATCH_MAX_TOKENS: int(8_192, 1),
+  SENTIO_BATCH_MAX_WAIT_MS: z.coerce.number().min(0).max(1000).default(2),
+  SENTIO_QUEUE_MAX: int(4_096, 1),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Limits {
+  bodyBytes: number;
+  messageBytes: number;
+  messages: number;
+  batchMessages: number;
+  chatMessages: number;
+  contextIdBytes: number;
+  externalIdBytes: number;
+  idempotencyKeyBytes: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  apiKeys: readonly string[];
+  apiKeysFile: string | undefined;
+  tls: { cert: string; key: string } | undefined;
+  allowInsecureHttp: boolean;
+  llm: { baseUrl: string | undefined; apiKey: string | undefined; models: ReadonlyMap<string, string>; timeoutMs: number };
+  contextTtlSeconds: number;
+  contextMax: number;
+  contextMaxMessages: number;
+  redisUrl: string | undefined;
+  rateLimitRpm: number;
+  logLevel: Env['SENTIO_LOG_LEVEL'];
+  limits: Limits;
+  requestTimeoutMs: number;
+  engine: {
+    modelDir: string;
+    executionProvider: Env['SENTIO_EXECUTION_PROVIDER'];
+    intraOpThreads: number;
+    interOpThreads: number;
+    graphOptimization: Env['SENTIO_GRAPH_OPTIMIZATION'];
+    batching: boolean;
+    maxBatchSize: number;
+    maxBatchTokens: number;
+    maxWaitMs: number;
+    maxQueue: number;
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function parseModelMap(spec: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const pair of spec.split(',')) {
+    const trimmed = pair.trim();
+    if (!trimmed) continue;
+    const eq = trimmed.indexOf('=');
+    if (eq <= 0 || eq === trimmed.length - 1) {
+      throw new ConfigError(`SENTIO_LLM_MODELS: expected public=upstream pairs, got "${trimmed}"`);
+    }
+    map.set(trimmed.slice(0, eq).trim(), trimmed.slice(eq + 1).trim());
+  }
+  return map;
+}
+
+/** Parse the environment (only SENTIO_* keys are read). Throws ConfigError naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('SENTIO_') && v !== undefined) picked[k] = v;
+  const parsed = EnvSchema.safeParse(picked);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`${String(issue?.path[0] ?? 'environment')}: ${issue?.message ?? 'invalid'}`);
+  }
+  const e = parsed.data;
+  if ((e.SENTIO_TLS_CERT === undefined) !== (e.SENTIO_TLS_KEY === undefined)) {
+    throw new ConfigError('SENTIO_TLS_CERT and SENTIO_TLS_KEY must be set together');
+  }
+  const apiKeys = (e.SENTIO_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const config: Config = {
+    port: e.SENTIO_PORT,
+    host: e.SENTIO_HOST,
+    apiKeys,
+    apiKeysFile: e.SENTIO_API_KEYS_FILE,
+    tls: e.SENTIO_TLS_CERT && e.SENTIO_TLS_KEY ? { cert: e.SENTIO_TLS_CERT, key: e.SENTIO_TLS_KEY } : undefined,
+    allowInsecureHttp: e.SENTIO_ALLOW_INSECURE_HTTP,
+    llm: {
+      baseUrl: e.SENTIO_LLM_BASE_URL?.replace(/\/+$/, ''),
+      apiKey: e.SENTIO_LLM_API_KEY,
+      models: parseModelMap(e.SENTIO_LLM_MODELS),
+      timeoutMs: e.SENTIO_LLM_TIMEOUT_MS,
+    },
+    contextTtlSeconds: e.SENTIO_CONTEXT_TTL_SECONDS,
+    contextMax: e.SENTIO_CONTEXT_MAX,
+    contextMaxMessages: e.SENTIO_CONTEXT_MAX_MESSAGES,
+    redisUrl: e.SENTIO_REDIS_URL,
+    rateLimitRpm: e.SENTIO_RATE_LIMIT_RPM,
+    logLevel: e.SENTIO_LOG_LEVEL,
+    limits: {
+      bodyBytes: e.SENTIO_MAX_BODY_BYTES,
+      messageBytes: e.SENTIO_MAX_MESSAGE_BYTES,
+      messages: e.SENTIO_MAX_MESSAGES,
+      batchMessages: e.SENTIO_MAX_BATCH_MESSAGES,
+      chatMessages: e.SENTIO_MAX_CHAT_MESSAGES,
+      contextIdBytes: 128,
+      externalIdBytes: 128,
+      idempotencyKeyBytes: 255,
+    },
+    requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
+    engine: {
+      modelDir: e.SENTIO_MODEL_DIR,
+      executionProvider: e.SENTIO_EXECUTION_PROVIDER,
+      intraOpThreads: e.SENTIO_INTRA_OP_THREADS,
+      interOpThreads: e.SENTIO_INTER_OP_THREADS,
+      graphOptimization: e.SENTIO_GRAPH_OPTIMIZATION,
+      batching: e.SENTIO_BATCHING,
+      maxBatchSize: e.SENTIO_BATCH_MAX_SIZE,
+      maxBatchTokens: e.SENTIO_BATCH_MAX_TOKENS,
+      maxWaitMs: e.SENTIO_BATCH_MAX_WAIT_MS,
+      maxQueue: e.SENTIO_QUEUE_MAX,
+    },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !(o instanceof Map)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

@@ -1,0 +1,170 @@
+/**
+ * The emotion analysis core: scores texts through the engine, derives EQ dimensions, and keeps contexts.
+ * Knows nothing of HTTP or wire shapes; api/ turns its results into V1 or V2 responses.
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
+import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
+import { computeEq } from './eq.js';
+import type { Eq, EqParams } from './eq.js';
+import { aggregateState, baselineOf, scoresOf, trendOf } from './trajectory.js';
+import type { Baseline, Trend } from './trajectory.js';
+import { findMessage } from '../store/context-store.js';
+import type { ContextStore, Role, StoredMessage } from '../store/context-store.js';
+
+/** The engine as the core sees it. */
+export interface ScoreSource {
+  analyze(texts: string[], opts?: { signal?: AbortSignal }): Promise<ModelOutputs[]>;
+}
+
+export interface MessageInput {
+  role: Role;
+  text: string;
+  externalId?: string | undefined;
+  /** ISO 8601 timestamp given by the caller. */
+  timestamp?: string | undefined;
+}
+
+export interface AnalysisOptions {
+  eq: EqParams;
+  /** 0..1: weight of the context's running state in the reported scores (V1 smoothing). */
+  smoothing: number;
+}
+
+export interface Analysis {
+  text: string;
+  scores: Scores;
+  eq: Eq;
+}
+
+export interface ContextAnalysis extends Analysis {
+  trend: Trend;
+}
+
+export interface ContextState {
+  system: Analysis;
+  trend: Trend;
+  baseline: Baseline;
+}
+
+export class EmotionService {
+  constructor(
+    private readonly engine: ScoreSource,
+    private readonly mapper: ScoreMapper,
+    private readonly store: ContextStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Scores for each text, in order. */
+  async score(texts: string[], signal?: AbortSignal): Promise<Scores[]> {
+    const outputs = await this.engine.analyze(texts, { signal });
+    return outputs.map((o) => this.mapper.toScores(o));
+  }
+
+  /** The messages taken together (one entry): token-weighted mean of their scores. */
+  async analyzeStateless(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal): Promise<Analysis> {
+    const scores = await this.score(messages.map((m) => m.text), signal);
+    const combined = combineScores(scores);
+    return { text: joinTexts(messages), scores: combined, eq: computeEq(combined, opts.eq) };
+  }
+
+  async analyzeBatch(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal): Promise<Analysis[]> {
+    const scores = await this.score(messages.map((m) => m.text), signal);
+    return scores.map((s, i) => ({ text: messages[i]!.text, scores: s, eq: computeEq(s, opts.eq) }));
+  }
+
+  /**
+   * Analyse messages within a context: each is stored (for lookup and the trajectory); the reply
+   * describes them taken together, smoothed towards the context's state when asked.
+   */
+  async analyzeContext(
+    contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal,
+  ): Promise<ContextAnalysis> {
+    const [scores, before] = await Promise.all([
+      this.score(messages.map((m) => m.text), signal),
+      this.store.get(contextId),
+    ]);
+    const prior = before?.messages ?? [];
+    const baselineDiscovery = prior.length >= 3 ? baselineOf(prior)?.averageDiscovery : undefined;
+    const now = this.now();
+    const stored = messages.map((m, i) => toStored(m, scores[i]!, computeEq(scores[i]!, opts.eq, baselineDiscovery), now));
+    if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
+    const record = await this.store.append(contextId, stored);
+    let combined = combineScores(scores);
+    const state = aggregateState(prior);
+    if (opts.smoothing > 0 && state) combined = blend(combined, state, opts.smoothing);
+    return {
+      text: joinTexts(messages),
+      scores: combined,
+      eq: computeEq(combined, opts.eq, baselineDiscovery),
+      trend: trendOf(record.messages),
+    };
+  }
+
+  async getState(contextId: string): Promise<ContextState> {
+    const record = await this.store.get(contextId);
+    const state = record && aggregateState(record.messages);
+    const baseline = record && baselineOf(record.messages);
+    if (!record || !state || !baseline) throw contextNotFound(contextId);
+    return {
+      system: { text: '', scores: state, eq: computeEq(state) },
+      trend: trendOf(record.messages),
+      baseline,
+    };
+  }
+
+  async getMessage(contextId: string, messageId: string): Promise<Analysis> {
+    const record = await this.store.get(contextId);
+    if (!record) throw contextNotFound(contextId);
+    const m = findMessage(record, messageId);
+    if (!m) throw new AppError('message_not_found', `no message "${messageId}" in context "${contextId}"`, { param: 'message_id' });
+    return { text: m.text, scores: scoresOf(m), eq: m.eq };
+  }
+
+  /** Append already-scored chat turns to a context (chat with context_id). */
+  async appendScored(contextId: string, items: ReadonlyArray<{ input: MessageInput; scores: Scores; eq: Eq }>): Promise<Trend> {
+    const now = this.now();
+    const record = await this.store.append(contextId, items.map((it) => toStored(it.input, it.scores, it.eq, now)));
+    return trendOf(record.messages);
+  }
+
+  /** Stored messages of a context, or undefined when unknown/expired. */
+  async history(contextId: string): Promise<readonly StoredMessage[] | undefined> {
+    return (await this.store.get(contextId))?.messages;
+  }
+}
+
+export function contextNotFound(contextId: string): AppError {
+  return new AppError('context_not_found', `context "${contextId}" does not exist or has expired`, { param: 'context_id' });
+}
+
+function joinTexts(messages: readonly MessageInput[]): string {
+  return messages.length === 1 ? messages[0]!.text : messages.map((m) => m.text).join('\n');
+}
+
+function toStored(m: MessageInput, s: Scores, eq: Eq, now: number): StoredMessage {
+  const at = m.timestamp ? Date.parse(m.timestamp) : now;
+  return {
+    id: m.externalId ?? `msg_${randomBytes(8).toString('hex')}`,
+    role: m.role,
+    text: m.text,
+    raw: EMOTIONS.map((e) => s.raw[e]),
+    sub: SUB_EMOTIONS.map((e) => s.sub[e]),
+    valence: s.valence,
+    arousal: s.arousal,
+    tokens: s.tokens,
+    eq,
+    at: Number.isFinite(at) ? at : now,
+  };
+}
+
+/** (1 − α)·current + α·state, for every head; tokens stay the current message's. */
+function blend(current: Scores, state: Scores, alpha: number): Scores {
+  const mixed = combineScores([
+    { ...current, tokens: 1 - alpha },
+    { ...state, tokens: alpha },
+  ]);
+  return { ...mixed, tokens: current.tokens };
+}
+

@@ -1,0 +1,128 @@
+/**
+ * The V2 EQ dimensions, derived from the model's three heads. docs/eq-dimensions.md gives every formula,
+ * range and threshold with a worked example; keep the two in step.
+ */
+import { EMOTIONS, SUB_EMOTIONS, clamp, dominant } from './emotions.js';
+import type { Emotion, EmotionVector, Scores, SubEmotion } from './emotions.js';
+
+export type IntensityLevel = 'critical' | 'high' | 'moderate' | 'subtle' | 'minimal';
+export type Complexity = 'simple' | 'layered' | 'paradoxical' | 'transcendent';
+export type DiscoveryLevel = 'routine' | 'normal' | 'significant' | 'breakthrough' | 'transcendent';
+
+export interface EqParams {
+  /** 0..1, default 0.5: how readily moderate signals count as intense (see intensity). */
+  sensitivity: number;
+  /** Per-emotion minimum probability for the dominant category (V1 `thresholds`). */
+  thresholds: Partial<Record<Emotion, number>>;
+}
+
+export const DEFAULT_EQ_PARAMS: EqParams = { sensitivity: 0.5, thresholds: {} };
+
+export interface Eq {
+  category: Emotion;
+  intensity: number;
+  intensityLevel: IntensityLevel;
+  valence: number;
+  arousal: number;
+  complexity: Complexity;
+  wonderIndex: number;
+  /** The continuous score behind discoveryLevel (stored for the context baseline). */
+  discoveryScore: number;
+  discoveryLevel: DiscoveryLevel;
+}
+
+const POSITIVE_SUB: readonly SubEmotion[] = [
+  'admiration', 'amusement', 'approval', 'caring', 'desire', 'excitement', 'gratitude', 'joy', 'love',
+  'optimism', 'pride', 'relief',
+];
+const NEGATIVE_SUB: readonly SubEmotion[] = [
+  'anger', 'annoyance', 'disappointment', 'disapproval', 'disgust', 'embarrassment', 'fear', 'grief',
+  'nervousness', 'remorse', 'sadness',
+];
+/** Weights of the signals that make up wonder (curiosity, awe, surprise). */
+const WONDER_WEIGHTS: ReadonlyArray<[SubEmotion, number]> = [
+  ['curiosity', 1.0], ['surprise', 0.9], ['realization', 0.7], ['admiration', 0.6], ['excitement', 0.5],
+  ['confusion', 0.3],
+];
+/** A sub-emotion counts as present in a text from this probability on. */
+export const ACTIVE_SUB_THRESHOLD = 0.25;
+
+export function intensityLevel(x: number): IntensityLevel {
+  if (x >= 0.8) return 'critical';
+  if (x >= 0.6) return 'high';
+  if (x >= 0.35) return 'moderate';
+  if (x >= 0.15) return 'subtle';
+  return 'minimal';
+}
+
+export function discoveryLevel(x: number): DiscoveryLevel {
+  if (x >= 0.8) return 'transcendent';
+  if (x >= 0.6) return 'breakthrough';
+  if (x >= 0.4) return 'significant';
+  if (x >= 0.15) return 'normal';
+  return 'routine';
+}
+
+/** The highest-scoring emotion that meets its threshold; the plain argmax when none does. */
+export function chooseCategory(raw: EmotionVector, thresholds: EqParams['thresholds']): Emotion {
+  let best: Emotion | undefined;
+  for (const e of EMOTIONS) {
+    if (raw[e] < (thresholds[e] ?? 0)) continue;
+    if (best === undefined || raw[e] > raw[best]) best = e;
+  }
+  return best ?? dominant(raw);
+}
+
+/** Lexical valence of the six-way distribution: positive minus negative mass (surprise is neutral). */
+function distributionValence(raw: EmotionVector): number {
+  return raw.joy + raw.love - raw.sadness - raw.anger - raw.fear;
+}
+
+export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, baselineDiscovery?: number): Eq {
+  const category = chooseCategory(s.raw, params.thresholds);
+  const valence = clamp(0.7 * s.valence + 0.3 * distributionValence(s.raw), -1, 1);
+  const arousal = clamp(s.arousal, 0, 1);
+
+  // Intensity: is the text emotional at all (1 - neutral), how peaked the six-way distribution is,
+  // and how energetic and polarised it reads; sensitivity bends the curve (0.5 leaves it linear).
+  const emotional = 1 - s.sub.neutral;
+  const peak = (s.raw[category] - 1 / EMOTIONS.length) / (1 - 1 / EMOTIONS.length);
+  const base = clamp(emotional * (0.55 * clamp(peak, 0, 1) + 0.25 * arousal + 0.2 * Math.abs(valence)), 0, 1);
+  const intensity = Math.pow(base, Math.pow(2, 1 - 2 * params.sensitivity));
+
+  let wonderMiss = 1 - 0.6 * s.raw.surprise;
+  for (const [name, w] of WONDER_WEIGHTS) wonderMiss *= 1 - w * s.sub[name];
+  const wonderIndex = clamp(1 - wonderMiss, 0, 1);
+
+  let discoveryScore = clamp(wonderIndex * (0.5 + 0.5 * intensity) + 0.3 * s.sub.realization, 0, 1);
+  if (baselineDiscovery !== undefined) {
+    // Relative to the conversation's own baseline: a marked rise is more of a discovery.
+    discoveryScore = clamp(discoveryScore + 0.5 * (discoveryScore - baselineDiscovery), 0, 1);
+  }
+
+  return {
+    category,
+    intensity,
+    intensityLevel: intensityLevel(intensity),
+    valence,
+    arousal,
+    complexity: complexityOf(s, wonderIndex, intensity),
+    wonderIndex,
+    discoveryScore,
+    discoveryLevel: discoveryLevel(discoveryScore),
+  };
+}
+
+function complexityOf(s: Scores, wonder: number, intensity: number): Complexity {
+  const active = SUB_EMOTIONS.filter((e) => e !== 'neutral' && s.sub[e] >= ACTIVE_SUB_THRESHOLD);
+  const pos = s.raw.joy + s.raw.love;
+  const neg = s.raw.sadness + s.raw.anger + s.raw.fear;
+  const mixedSub = active.some((e) => POSITIVE_SUB.includes(e)) && active.some((e) => NEGATIVE_SUB.includes(e));
+  const mixed = (pos >= 0.2 && neg >= 0.2) || mixedSub;
+  const sorted = EMOTIONS.map((e) => s.raw[e]).sort((a, b) => b - a);
+  const layered = (sorted[1] ?? 0) >= 0.2 || active.length >= 2;
+  if ((mixed || active.length >= 3) && wonder >= 0.5 && intensity >= 0.5) return 'transcendent';
+  if (mixed) return 'paradoxical';
+  if (layered) return 'layered';
+  return 'simple';
+}

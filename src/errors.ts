@@ -1,0 +1,85 @@
+/**
+ * Errors as a closed set of coded types. `ERRORS` is the only place that maps a code to an HTTP status
+ * and an error type; docs/errors.md lists every code (a test keeps the two in step).
+ */
+
+type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found_error'
+  | 'idempotency_error'
+  | 'payload_too_large_error'
+  | 'rate_limit_error'
+  | 'server_error'
+  | 'upstream_error'
+  | 'service_unavailable_error';
+
+export const ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  invalid_encoding: { status: 400, type: 'invalid_request_error' },
+  missing_field: { status: 400, type: 'invalid_request_error' },
+  invalid_type: { status: 400, type: 'invalid_request_error' },
+  invalid_value: { status: 400, type: 'invalid_request_error' },
+  unknown_field: { status: 400, type: 'invalid_request_error' },
+  invalid_model: { status: 400, type: 'invalid_request_error' },
+  invalid_role: { status: 400, type: 'invalid_request_error' },
+  invalid_path_parameter: { status: 400, type: 'invalid_request_error' },
+  context_id_too_long: { status: 400, type: 'invalid_request_error' },
+  external_id_too_long: { status: 400, type: 'invalid_request_error' },
+  idempotency_key_invalid: { status: 400, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  missing_api_key: { status: 401, type: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  route_not_found: { status: 404, type: 'not_found_error' },
+  context_not_found: { status: 404, type: 'not_found_error' },
+  message_not_found: { status: 404, type: 'not_found_error' },
+  model_not_found: { status: 404, type: 'not_found_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  idempotency_key_in_use: { status: 409, type: 'idempotency_error' },
+  idempotency_key_reused: { status: 422, type: 'idempotency_error' },
+  body_too_large: { status: 413, type: 'payload_too_large_error' },
+  message_too_large: { status: 413, type: 'payload_too_large_error' },
+  too_many_messages: { status: 413, type: 'payload_too_large_error' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  upstream_rate_limited: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'server_error' },
+  upstream_error: { status: 502, type: 'upstream_error' },
+  upstream_timeout: { status: 504, type: 'upstream_error' },
+  llm_not_configured: { status: 503, type: 'service_unavailable_error' },
+  overloaded: { status: 503, type: 'service_unavailable_error' },
+  not_ready: { status: 503, type: 'service_unavailable_error' },
+  service_unavailable: { status: 503, type: 'service_unavailable_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorBody {
+  error: { type: ErrorType; code: ErrorCode; message: string; param?: string };
+  request_id: string;
+}
+
+/** An error the API reports to its caller. Anything else that reaches the edge is a 500. */
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: ErrorCode;
+  readonly param: string | undefined;
+  /** Extra response headers, e.g. Retry-After. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, opts: { param?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.code = code;
+    this.param = opts.param;
+    this.headers = opts.headers ?? {};
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+}
+
+export function toErrorBody(err: AppError, requestId: string): ErrorBody {
+  const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: err.message };
+  if (err.param !== undefined) error.param = err.param;
+  return { error, request_id: requestId };
+}

@@ -1,0 +1,67 @@
+/**
+ * Request bodies: chunks are copied as they arrive (uWS neuters them after the callback), the byte cap is
+ * enforced while reading so an oversized body is never buffered whole, and the bytes are joined once.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { AppError } from '../errors.js';
+
+export interface BodyReadOptions {
+  limit: number;
+  /** Close the connection if the whole body has not arrived within this many milliseconds. */
+  timeoutMs: number;
+  /** Called once if the body does not complete in time; the caller closes the connection. */
+  onTimeout: () => void;
+}
+
+/** Resolves with the body, or rejects with AppError('body_too_large') as soon as the cap is passed. */
+export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      opts.onTimeout();
+    }, opts.timeoutMs);
+    timer.unref();
+    res.onData((chunk, isLast) => {
+      if (settled) return;
+      total += chunk.byteLength;
+      if (total > opts.limit) {
+        settled = true;
+        clearTimeout(timer);
+        reject(new AppError('body_too_large', `request body exceeds ${opts.limit} bytes`));
+        return;
+      }
+      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk))) // copies;
+      if (isLast) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+      }
+    });
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decode and parse a JSON object body; arrays, scalars, bad UTF-8 and bad JSON are 400s. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new AppError('invalid_encoding', 'request body is not valid UTF-8');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_json', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AppError('invalid_type', 'request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,335 @@
+/**
+ * The uWebSockets.js edge: a route table, the per-request lifecycle (request id, abort handling, key
+ * check, body read with a cap, handler, corked reply, audit log line) and listen/close. Handlers never
+ * see uWS objects; they get a RequestContext and return a Reply.
+ */
+import { randomBytes } from 'node:crypto';
+import uWS from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
+import { AppError, toErrorBody } from '../errors.js';
+import type { ApiKeyInfo, KeyVerifier } from '../auth/api-keys.js';
+import { presentedKey } from '../auth/api-keys.js';
+import { parseJsonObject, readBody } from './body.js';
+import { statusLine } from './status.js';
+import { SseStream } from './sse.js';
+
+export interface RequestContext {
+  readonly requestId: string;
+  readonly method: string;
+  /** The route pattern (not the concrete path), for logs and metrics. */
+  readonly route: string;
+  readonly params: readonly string[];
+  /** Lower-cased request headers, read before the first await (uWS requests are stack allocated). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Fires when the client goes away; handlers pass it to the engine and the upstream LLM. */
+  readonly signal: AbortSignal;
+  key: ApiKeyInfo | undefined;
+  /** Emotion-model input tokens this request analysed (audit log, metrics). */
+  analysedTokens: number;
+  /** Extra headers for the reply (timings, rate limits), merged into success and error responses. */
+  readonly replyHeaders: Record<string, string>;
+}
+
+export interface JsonReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A server-sent-events reply: the handler writes events through the stream, then returns. */
+export interface StreamReply {
+  stream: (sse: SseStream) => Promise<void>;
+}
+
+export type Reply = JsonReply | StreamReply;
+
+export interface Route {
+  method: 'get' | 'post';
+  pattern: string;
+  /** false only for health, readiness, metrics and the OpenAPI document. */
+  auth: boolean;
+  handler: (ctx: RequestContext, body: Record<string, unknown> | undefined) => Promise<Reply> | Reply;
+  /** For /openapi.json. */
+  summary?: string;
+  requestSchema?: ZodType;
+}
+
+/** Runs around every authenticated handler (rate limiting, idempotency). */
+export type Middleware = (
+  ctx: RequestContext,
+  body: Record<string, unknown> | undefined,
+  rawBody: Buffer | undefined,
+  next: () => Promise<Reply>,
+) => Promise<Reply>;
+
+export interface RequestLogEntry {
+  request_id: string;
+  key_id: string | undefined;
+  method: string;
+  route: string;
+  status: number;
+  latency_ms: number;
+  analysed_tokens: number;
+}
+
+export interface ServerOptions {
+  routes: readonly Route[];
+  keys: KeyVerifier;
+  logger: Logger;
+  maxBodyBytes: number;
+  requestTimeoutMs: number;
+  tls?: { cert: string; key: string } | undefined;
+  middleware?: readonly Middleware[];
+  /** Called once per finished request (after the reply, or on abort with status 499). */
+  onRequestDone?: (entry: RequestLogEntry) => void;
+  /** Maps errors from lower layers (engine, store, upstream) to API errors. */
+  mapError?: (err: unknown) => AppError | undefined;
+}
+
+const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'accept'];
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('hex')}`;
+}
+
+export class HttpServer {
+  readonly #app: TemplatedApp;
+  readonly #opts: ServerOptions;
+  #listenSocket: us_listen_socket | undefined;
+  #port = 0;
+  #inFlight = 0;
+  #idleWaiters: Array<() => void> = [];
+  #draining = false;
+
+  constructor(opts: ServerOptions) {
+    this.#opts = opts;
+    this.#app = opts.tls ? uWS.SSLApp({ cert_file_name: opts.tls.cert, key_file_name: opts.tls.key }) : uWS.App();
+    for (const route of opts.routes) {
+      this.#app[route.method](route.pattern, (res, req) => this.#handle(route, res, req));
+    }
+    this.#app.any('/*', (res, req) => this.#unmatched(res, req));
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${host}:${port}`));
+          return;
+        }
+        this.#listenSocket = socket;
+        this.#port = uWS.us_socket_local_port(socket);
+        resolve(this.#port);
+      });
+    });
+  }
+
+  /** Stop accepting connections; in-flight requests continue. */
+  stopListening(): void {
+    this.#draining = true;
+    if (this.#listenSocket) {
+      uWS.us_listen_socket_close(this.#listenSocket);
+      this.#listenSocket = undefined;
+    }
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`. Returns whether it drained. */
+  waitIdle(timeoutMs: number): Promise<boolean> {
+    if (this.#inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Close every remaining connection (after draining). */
+  closeAll(): void {
+    this.stopListening();
+    this.#app.close();
+  }
+
+  #unmatched(res: HttpResponse, req: HttpRequest): void {
+    const requestId = newRequestId();
+    const path = req.getUrl();
+    const method = req.getMethod().toUpperCase();
+    const allowed = this.#opts.routes.some((r) => r.method.toUpperCase() !== method && patternMatches(r.pattern, path));
+    const err = allowed
+      ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
+      : new AppError('route_not_found', `no route for ${method} ${path}`);
+    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, {}, false);
+    this.#opts.onRequestDone?.({
+      request_id: requestId, key_id: undefined, method, route: 'unmatched', status: err.status,
+      latency_ms: 0, analysed_tokens: 0,
+    });
+  }
+
+  #handle(route: Route, res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    const headers: Record<string, string> = {};
+    for (const h of HEADERS_READ) {
+      const v = req.getHeader(h);
+      if (v) headers[h] = v;
+    }
+    const rawParams: string[] = [];
+    for (let i = 0; i < paramCount(route); i++) rawParams.push(req.getParameter(i) ?? '');
+    const params: string[] = [];
+    const abort = new AbortController();
+    const state = { aborted: false, responded: false };
+    res.onAborted(() => {
+      state.aborted = true;
+      abort.abort();
+    });
+    const ctx: RequestContext = {
+      requestId: newRequestId(),
+      method: route.method.toUpperCase(),
+      route: route.pattern,
+      params,
+      headers,
+      signal: abort.signal,
+      key: undefined,
+      analysedTokens: 0,
+      replyHeaders: {},
+    };
+    this.#inFlight++;
+    let status = 499; // client closed before a reply, as nginx logs it
+    const finish = () => {
+      this.#inFlight--;
+      this.#opts.onRequestDone?.({
+        request_id: ctx.requestId, key_id: ctx.key?.id, method: ctx.method, route: ctx.route,
+        status, latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        analysed_tokens: ctx.analysedTokens,
+      });
+      if (this.#inFlight === 0 && this.#idleWaiters.length) {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    };
+    const sendError = (err: AppError, closeConnection = false) => {
+      status = err.status;
+      if (state.aborted) return;
+      state.responded = true;
+      const body = JSON.stringify(toErrorBody(err, ctx.requestId));
+      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { ...ctx.replyHeaders, ...err.headers }, closeConnection));
+    };
+
+    const run = async (): Promise<void> => {
+      rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
+      if (route.auth) {
+        const key = presentedKey(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
+        if (!key) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
+        ctx.key = this.#opts.keys.verify(key);
+        if (!ctx.key) throw new AppError('invalid_api_key', 'the API key is not valid');
+      }
+      let body: Record<string, unknown> | undefined;
+      let raw: Buffer | undefined;
+      if (route.method === 'post') {
+        const declared = Number(headers['content-length'] ?? '0');
+        if (declared > this.#opts.maxBodyBytes) {
+          throw new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`);
+        }
+        const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type !== 'application/json') {
+          throw new AppError('unsupported_media_type', 'Content-Type must be application/json');
+        }
+        raw = await readBody(res, {
+          limit: this.#opts.maxBodyBytes,
+          timeoutMs: this.#opts.requestTimeoutMs,
+          onTimeout: () => {
+            status = 408;
+            if (!state.aborted) res.close();
+          },
+        });
+        body = parseJsonObject(raw);
+      }
+      const next = () => Promise.resolve(route.handler(ctx, body));
+      const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(
+        (inner, mw) => () => mw(ctx, body, raw, inner),
+        next,
+      );
+      const reply = await (route.auth ? chain() : next());
+      if ('stream' in reply) {
+        status = 200;
+        const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted);
+        state.responded = true;
+        await reply.stream(sse);
+        return;
+      }
+      status = reply.status;
+      if (state.aborted) return;
+      state.responded = true;
+      const json = JSON.stringify(reply.body);
+      res.cork(() => writeJson(res, reply.status, json, ctx.requestId, { ...ctx.replyHeaders, ...reply.headers }, false));
+    };
+
+    run()
+      .catch((err: unknown) => {
+        if (state.responded) {
+          this.#opts.logger.error({ err, request_id: ctx.requestId }, 'error after reply started');
+          return;
+        }
+        const appErr = err instanceof AppError ? err : this.#opts.mapError?.(err);
+        if (appErr) {
+          // A body refused mid-upload cannot be drained cheaply: answer, then close the connection.
+          sendError(appErr, appErr.code === 'body_too_large');
+        } else {
+          this.#opts.logger.error({ err, request_id: ctx.requestId }, 'unhandled error');
+          sendError(new AppError('internal_error', 'internal server error'));
+        }
+      })
+      .finally(finish);
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+}
+
+function writeJson(
+  res: HttpResponse, status: number, body: string, requestId: string,
+  headers: Record<string, string>, closeConnection: boolean,
+): void {
+  res.writeStatus(statusLine(status));
+  res.writeHeader('content-type', 'application/json');
+  res.writeHeader('x-request-id', requestId);
+  for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+  res.end(body, closeConnection);
+}
+
+const paramCounts = new WeakMap<Route, number>();
+function paramCount(route: Route): number {
+  let n = paramCounts.get(route);
+  if (n === undefined) {
+    n = route.pattern.split('/').filter((s) => s.startsWith(':')).length;
+    paramCounts.set(route, n);
+  }
+  return n;
+}
+
+function decodeParam(raw: string, index: number): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new AppError('invalid_path_parameter', `path parameter ${index + 1} is not valid percent-encoding`);
+  }
+}
+
+function patternMatches(pattern: string, path: string): boolean {
+  const a = pattern.split('/');
+  const b = path.split('/');
+  if (a.length !== b.length) return false;
+  return a.every((seg, i) => seg.startsWith(':') ? b[i] !== '' : seg === b[i]);
+}

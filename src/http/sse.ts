@@ -1,0 +1,81 @@
+/**
+ * Server-sent events over a uWS response: headers on the first write, every write corked, and real
+ * backpressure: when uWS reports a full socket buffer, `send` waits for onWritable before resolving,
+ * so a slow reader slows the producer (the upstream LLM stream) instead of growing memory.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { statusLine } from './status.js';
+
+export class SseStream {
+  readonly #res: HttpResponse;
+  readonly #requestId: string;
+  readonly #headers: Record<string, string>;
+  readonly #isAborted: () => boolean;
+  #started = false;
+  #ended = false;
+  #drain: (() => void) | undefined;
+
+  constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean) {
+    this.#res = res;
+    this.#requestId = requestId;
+    this.#headers = headers;
+    this.#isAborted = isAborted;
+    res.onWritable(() => {
+      const d = this.#drain;
+      this.#drain = undefined;
+      d?.();
+      return true;
+    });
+  }
+
+  get closed(): boolean {
+    return this.#ended || this.#isAborted();
+  }
+
+  /** Write one `data:` event; resolves once the socket has room for more. */
+  async send(data: string): Promise<void> {
+    if (this.closed) return;
+    let ok = true;
+    this.#res.cork(() => {
+      this.#writeHead();
+      ok = this.#res.write(`data: ${data}\n\n`);
+    });
+    if (!ok && !this.closed) {
+      await new Promise<void>((resolve) => {
+        this.#drain = resolve;
+        // An abort never fires onWritable; poll the flag cheaply so the producer is released.
+        const timer = setInterval(() => {
+          if (this.closed) {
+            clearInterval(timer);
+            this.#drain = undefined;
+            resolve();
+          }
+        }, 50);
+        const done = this.#drain;
+        this.#drain = () => {
+          clearInterval(timer);
+          done();
+        };
+      });
+    }
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.#ended = true;
+    this.#res.cork(() => {
+      this.#writeHead();
+      this.#res.end();
+    });
+  }
+
+  #writeHead(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#res.writeStatus(statusLine(200));
+    this.#res.writeHeader('content-type', 'text/event-stream; charset=utf-8');
+    this.#res.writeHeader('cache-control', 'no-cache');
+    this.#res.writeHeader('x-request-id', this.#requestId);
+    for (const [k, v] of Object.entries(this.#headers)) this.#res.writeHeader(k, v);
+  }
+}

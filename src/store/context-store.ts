@@ -1,0 +1,59 @@
+/**
+ * Context storage behind one interface, so the in-process LRU and Redis backends are interchangeable.
+ * A context holds the analysed messages of one session (bounded, oldest evicted first) and expires
+ * SENTIO_CONTEXT_TTL_SECONDS after its last write (sliding; reads do not extend it).
+ */
+import type { Eq } from '../core/eq.js';
+
+export type Role = 'user' | 'assistant' | 'system';
+
+export interface StoredMessage {
+  /** The caller's externalId / external_id, or a generated `msg_…` id. */
+  id: string;
+  role: Role;
+  text: string;
+  /** Six probabilities in EMOTIONS order. */
+  raw: number[];
+  /** 28 probabilities in SUB_EMOTIONS order. */
+  sub: number[];
+  /** Model heads. */
+  valence: number;
+  arousal: number;
+  tokens: number;
+  /** The EQ dimensions reported when the message was analysed. */
+  eq: Eq;
+  /** Milliseconds since the epoch (the caller's timestamp when given, else arrival). */
+  at: number;
+}
+
+export interface ContextRecord {
+  id: string;
+  createdAt: number;
+  updatedAt: number;
+  /** Messages ever appended, including those evicted from `messages`. */
+  total: number;
+  /** The most recent messages, oldest first. */
+  messages: StoredMessage[];
+}
+
+export interface ContextStore {
+  get(contextId: string): Promise<ContextRecord | undefined>;
+  /** Atomically append to the context (creating it if new) and return the updated record. */
+  append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord>;
+  /** Contexts currently held (metrics). */
+  size(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly code = 'STORE_UNAVAILABLE';
+}
+
+export function findMessage(record: ContextRecord, messageId: string): StoredMessage | undefined {
+  for (let i = record.messages.length - 1; i >= 0; i--) {
+    const m = record.messages[i]!;
+    if (m.id === messageId) return m;
+  }
+  return undefined;
+}

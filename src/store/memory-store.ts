@@ -1,0 +1,54 @@
+/** The default, in-process context store: an LRU (lru-cache) bounded in contexts, with per-entry TTL. */
+import { LRUCache } from 'lru-cache';
+import type { ContextRecord, ContextStore, StoredMessage } from './context-store.js';
+
+export interface MemoryStoreOptions {
+  ttlSeconds: number;
+  maxContexts: number;
+  maxMessagesPerContext: number;
+  /** Injectable clock (tests); milliseconds. */
+  now?: () => number;
+}
+
+export class MemoryContextStore implements ContextStore {
+  readonly #cache: LRUCache<string, ContextRecord>;
+  readonly #maxMessages: number;
+  readonly #now: () => number;
+
+  constructor(opts: MemoryStoreOptions) {
+    this.#now = opts.now ?? Date.now;
+    this.#maxMessages = opts.maxMessagesPerContext;
+    this.#cache = new LRUCache<string, ContextRecord>({
+      max: opts.maxContexts,
+      ttl: opts.ttlSeconds * 1000,
+      ttlAutopurge: false,
+      updateAgeOnGet: false,
+      perf: { now: this.#now },
+    });
+  }
+
+  async get(contextId: string): Promise<ContextRecord | undefined> {
+    return this.#cache.get(contextId);
+  }
+
+  async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
+    const now = this.#now();
+    const record = this.#cache.get(contextId) ?? { id: contextId, createdAt: now, updatedAt: now, total: 0, messages: [] };
+    record.messages.push(...messages);
+    if (record.messages.length > this.#maxMessages) {
+      record.messages.splice(0, record.messages.length - this.#maxMessages);
+    }
+    record.total += messages.length;
+    record.updatedAt = now;
+    this.#cache.set(contextId, record); // set() restarts the TTL: expiry slides with each write
+    return record;
+  }
+
+  async size(): Promise<number> {
+    return this.#cache.size;
+  }
+
+  async close(): Promise<void> {
+    this.#cache.clear();
+  }
+}
