@@ -1,0 +1,302 @@
+#include "worker.h"
+
+#include <algorithm>
+#include <new>
+
+#include "handle.h"
+
+namespace sentio {
+namespace {
+
+ErrorInfo DescribeCurrentException(const char* fallback_code) {
+  try {
+    throw;
+  } catch (const NativeError& e) {
+    return {e.code(), e.what()};
+  } catch (const Ort::Exception& e) {
+    return {fallback_code, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {fallback_code, "out of memory"};
+  } catch (const std::exception& e) {
+    return {code::kInternal, e.what()};
+  } catch (...) {
+    return {code::kInternal, "unknown native exception"};
+  }
+}
+
+}  // namespace
+
+Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
+
+Worker::~Worker() {
+  // Finalize() joins; this only guards against a thread that never got that far.
+  if (thread_.joinable()) thread_.detach();
+}
+
+Napi::Promise Worker::Start(Napi::Env env, WorkerConfig config) {
+  auto worker = std::make_shared<Worker>(std::move(config));
+  auto load_job = std::make_unique<Job>(env, Job::Kind::kLoad);
+  Napi::Promise promise = load_job->deferred.Promise();
+  worker->completion_ = Completion::New(env, "sentio-engine", 0, 1, worker.get(), &Worker::Finalize,
+                                        new std::shared_ptr<Worker>(worker));
+  worker->pending_ = 1;  // the load itself keeps the event loop alive
+  Job* job = load_job.release();
+  try {
+    worker->thread_ = std::thread(&Worker::ThreadMain, worker.get(), job);
+  } catch (const std::exception& e) {
+    job->deferred.Reject(MakeError(env, code::kInternal, std::string("cannot start engine thread: ") + e.what()).Value());
+    delete job;
+    worker->stopping_ = true;
+    worker->completion_.Release();  // nothing else holds it: this finalizes the worker
+  }
+  return promise;
+}
+
+bool Worker::Submit(Napi::Env env, std::unique_ptr<Job> job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return false;
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  if (pending_++ == 0) completion_.Ref(env);
+  return true;
+}
+
+void Worker::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (session_) session_->Terminate();  // a run in progress ends early instead of finishing
+  }
+  wake_.notify_all();
+}
+
+bool Worker::stopping() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_;
+}
+
+Napi::Promise Worker::Dispose(Napi::Env env) {
+  auto deferred = Napi::Promise::Deferred::New(env);
+  if (finalized_) {
+    deferred.Resolve(env.Undefined());
+    return deferred.Promise();
+  }
+  dispose_waiters_.push_back(deferred);
+  Stop();
+  completion_.Ref(env);  // keep the loop alive until the thread has gone and the promise settles
+  return deferred.Promise();
+}
+
+void Worker::Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* worker) {
+  worker->Stop();
+  if (worker->thread_.joinable()) worker->thread_.join();
+  worker->finalized_ = true;
+  for (auto& waiter : worker->dispose_waiters_) {
+    try {
+      waiter.Resolve(env.Undefined());
+    } catch (...) {
+      // the environment is being torn down; nobody is left to observe the promise
+    }
+  }
+  worker->dispose_waiters_.clear();
+  delete self;  // may destroy the worker
+}
+
+void Worker::Post(Job* job) {
+  if (completion_.BlockingCall(job) != napi_ok) delete job;  // environment gone: drop silently
+}
+
+void Worker::ThreadMain(Job* load_job) {
+  try {
+    Load();
+  } catch (...) {
+    load_job->error = DescribeCurrentException(code::kModelLoad);
+  }
+  bool loaded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && load_job->error.empty()) load_job->error = {code::kDisposed, "engine disposed while loading"};
+    loaded = load_job->error.empty();
+    if (!loaded) stopping_ = true;
+  }
+  Post(load_job);
+
+  while (loaded) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      Process(*job);
+    } catch (...) {
+      job->error = DescribeCurrentException(code::kInference);
+      job->outputs.clear();
+    }
+    if (!job->error.empty() && stopping()) {
+      job->error = {code::kDisposed, "engine disposed while this batch was running"};
+    }
+    Post(job.release());
+  }
+
+  std::deque<std::unique_ptr<Job>> abandoned;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abandoned.swap(queue_);
+    session_.reset();
+  }
+  for (auto& job : abandoned) {
+    job->error = {code::kDisposed, "engine disposed before this batch ran"};
+    Post(job.release());
+  }
+  completion_.Release();  // the last call this thread makes: it lets Finalize() run and join
+}
+
+void Worker::Load() {
+  tokenizer_ = std::make_unique<Tokenizer>(config_.tokenizer);
+  config_.tokenizer = TokenizerTables{};  // the tokenizer keeps its own copy
+  auto session = std::make_unique<Session>(config_.session);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) session->Terminate();
+    session_ = std::move(session);
+  }
+  // Warm-up: the first runs allocate arenas and pick kernels; do that here, not on a user's request.
+  // The 1-text run always happens: it also fixes output widths the model leaves symbolic.
+  std::vector<std::pair<int32_t, int32_t>> shapes = {{1, 2}};
+  if (config_.warmup) {
+    const int32_t longest = tokenizer_->max_length();
+    shapes.push_back({8, longest});
+    shapes.push_back({std::min(config_.max_run_texts, 64), std::min(longest, 48)});
+  }
+  std::vector<std::vector<float>> outputs;
+  for (auto [batch, seq] : shapes) {
+    std::vector<int32_t> ids;
+    std::vector<int32_t> lengths(batch, seq);
+    for (int32_t b = 0; b < batch; ++b) {
+      ids.push_back(tokenizer_->cls_id());
+      for (int32_t s = 1; s < seq; ++s) ids.push_back(tokenizer_->unk_id());
+    }
+    outputs.clear();
+    RunTokenized(ids, lengths, outputs);
+  }
+  provider_ = session_->provider();
+  fallback_reason_ = session_->fallback_reason();
+  outputs_ = session_->outputs();
+}
+
+void Worker::Process(Job& job) {
+  switch (job.kind) {
+    case Job::Kind::kTokenize:
+    case Job::Kind::kRun:
+      if (!job.texts.empty()) {
+        job.lengths.reserve(job.texts.size());
+        for (const std::u16string& text : job.texts) {
+          job.lengths.push_back(static_cast<int32_t>(tokenizer_->Encode(text.data(), text.size(), job.ids)));
+        }
+        job.texts.clear();
+        job.texts.shrink_to_fit();
+      } else {
+        const int64_t vocab = static_cast<int64_t>(tokenizer_->vocab_size());
+        for (int32_t id : job.ids) {
+          if (id < 0 || id >= vocab) throw NativeError(code::kInvalidArgument, "token id out of range");
+        }
+      }
+      if (job.kind == Job::Kind::kRun) RunTokenized(job.ids, job.lengths, job.outputs);
+      break;
+    case Job::Kind::kLoad:
+      throw NativeError(code::kInternal, "load job in the run queue. This is a bug.");
+  }
+}
+
+void Worker::RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
+                          std::vector<std::vector<float>>& outputs) {
+  const size_t total = lengths.size();
+  const size_t chunk = static_cast<size_t>(std::max(1, config_.max_run_texts));
+  const int64_t pad = tokenizer_->pad_id();
+  std::vector<int64_t> input_ids, mask;
+  std::vector<std::vector<float>> part;
+  outputs.assign(session_->outputs().size(), {});
+  size_t offset = 0;  // into ids
+  for (size_t first = 0; first < total; first += chunk) {
+    const size_t batch = std::min(chunk, total - first);
+    int64_t seq = 1;
+    for (size_t b = 0; b < batch; ++b) seq = std::max<int64_t>(seq, lengths[first + b]);
+    input_ids.assign(batch * seq, pad);
+    mask.assign(batch * seq, 0);
+    for (size_t b = 0; b < batch; ++b) {
+      const int32_t n = lengths[first + b];
+      for (int32_t s = 0; s < n; ++s) {
+        input_ids[b * seq + s] = ids[offset + s];
+        mask[b * seq + s] = 1;
+      }
+      offset += n;
+    }
+    session_->Run(input_ids, mask, static_cast<int64_t>(batch), seq, part);
+    for (size_t k = 0; k < part.size(); ++k) outputs[k].insert(outputs[k].end(), part[k].begin(), part[k].end());
+  }
+}
+
+}  // namespace sentio
+
+namespace sentio {
+
+// Runs on the JS thread for every finished job (and, with env == nullptr, for jobs still queued when
+// the environment is torn down).
+void SettleJob(Napi::Env env, Napi::Function, Worker* worker, Job* raw) {
+  std::unique_ptr<Job> job(raw);
+  if (env == nullptr) return;
+  if (--worker->pending_ == 0) worker->completion_.Unref(env);
+  Napi::HandleScope scope(env);
+  try {
+    if (!job->error.empty()) {
+      job->deferred.Reject(MakeError(env, job->error.code, job->error.message).Value());
+      return;
+    }
+    switch (job->kind) {
+      case Job::Kind::kLoad:
+        job->deferred.Resolve(WrapHandle(env, worker->shared_from_this()));
+        return;
+      case Job::Kind::kTokenize: {
+        Napi::Object result = Napi::Object::New(env);
+        auto ids = Napi::Int32Array::New(env, job->ids.size());
+        std::copy(job->ids.begin(), job->ids.end(), ids.Data());
+        auto lengths = Napi::Int32Array::New(env, job->lengths.size());
+        std::copy(job->lengths.begin(), job->lengths.end(), lengths.Data());
+        result.Set("ids", ids);
+        result.Set("lengths", lengths);
+        job->deferred.Resolve(result);
+        return;
+      }
+      case Job::Kind::kRun: {
+        Napi::Object result = Napi::Object::New(env);
+        Napi::Object outputs = Napi::Object::New(env);
+        const auto& specs = worker->outputs_;
+        for (size_t k = 0; k < job->outputs.size() && k < specs.size(); ++k) {
+          const std::vector<float>& data = job->outputs[k];
+          auto array = Napi::Float32Array::New(env, data.size());
+          std::copy(data.begin(), data.end(), array.Data());
+          outputs.Set(specs[k].name, array);
+        }
+        auto counts = Napi::Int32Array::New(env, job->lengths.size());
+        std::copy(job->lengths.begin(), job->lengths.end(), counts.Data());
+        result.Set("outputs", outputs);
+        result.Set("tokenCounts", counts);
+        job->deferred.Resolve(result);
+        return;
+      }
+    }
+  } catch (const Napi::Error& e) {
+    job->deferred.Reject(e.Value());
+  } catch (const std::exception& e) {
+    job->deferred.Reject(MakeError(env, code::kInternal, e.what()).Value());
+  }
+}
+
+}  // namespace sentio

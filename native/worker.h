@@ -1,0 +1,110 @@
+// The engine's own thread. It loads the session (and warms it up), then takes jobs from a queue:
+// tokenize a batch of texts, pad it and run the model, or only tokenize. Results go back to the JS
+// thread through one ThreadSafeFunction; JS is never touched from this thread, and neither the main
+// thread nor the libuv pool ever runs tokenization or inference.
+//
+// Lifetime: the Worker is shared by the JS handle (an External) and by the ThreadSafeFunction. Stop()
+// asks the thread to finish (queued jobs are rejected with NATIVE_DISPOSED, a running inference is
+// terminated); the thread's last act is releasing the ThreadSafeFunction, whose finalizer, on the
+// main thread, joins it and settles dispose() promises.
+#pragma once
+
+#include <napi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "errors.h"
+#include "session.h"
+#include "tokenizer.h"
+
+namespace sentio {
+
+struct WorkerConfig {
+  SessionConfig session;
+  TokenizerTables tokenizer;
+  bool warmup = true;
+  int32_t max_run_texts = 256;  // larger requests are split into runs of at most this many texts
+};
+
+struct Job {
+  enum class Kind { kLoad, kRun, kTokenize };
+  Job(Napi::Env env, Kind k) : kind(k), deferred(Napi::Promise::Deferred::New(env)) {}
+
+  Kind kind;
+  Napi::Promise::Deferred deferred;  // main thread only
+  // input: either texts, or ids already tokenized (flat, with per-text lengths)
+  std::vector<std::u16string> texts;
+  std::vector<int32_t> ids;
+  std::vector<int32_t> lengths;
+  // output
+  std::vector<std::vector<float>> outputs;  // per model output, batch * width
+  ErrorInfo error;
+};
+
+class Worker;
+void SettleJob(Napi::Env env, Napi::Function unused, Worker* worker, Job* job);
+using Completion = Napi::TypedThreadSafeFunction<Worker, Job, SettleJob>;
+
+class Worker : public std::enable_shared_from_this<Worker> {
+ public:
+  // Starts the thread; the returned promise resolves with the JS handle once the model is loaded.
+  static Napi::Promise Start(Napi::Env env, WorkerConfig config);
+
+  // Main thread: queue a job. Returns false (and leaves the job to the caller) after Stop().
+  bool Submit(Napi::Env env, std::unique_ptr<Job> job);
+  // Any thread: ask the thread to finish. Idempotent.
+  void Stop();
+  // Main thread: a promise settled once the thread has exited and the session is freed.
+  Napi::Promise Dispose(Napi::Env env);
+
+  bool stopping() const;
+  // Valid once loaded (written by the thread before the load job completes).
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::string& provider() const { return provider_; }
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  const std::vector<OutputSpec>& outputs() const { return outputs_; }
+  const SessionConfig& session_config() const { return config_.session; }
+
+  explicit Worker(WorkerConfig config);  // use Start()
+  ~Worker();
+
+ private:
+  friend void SettleJob(Napi::Env, Napi::Function, Worker*, Job*);
+  static void Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* context);
+
+  void ThreadMain(Job* load_job);
+  void Load();
+  void Process(Job& job);
+  void RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
+                    std::vector<std::vector<float>>& outputs);
+  void Post(Job* job);
+
+  WorkerConfig config_;
+  std::unique_ptr<Tokenizer> tokenizer_;  // built on the thread: the tables take a few ms to index
+  std::thread thread_;
+  Completion completion_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::unique_ptr<Session> session_;  // created and destroyed on the thread, under mutex_
+
+  std::string provider_;
+  std::string fallback_reason_;
+  std::vector<OutputSpec> outputs_;
+
+  // Main thread only.
+  int pending_ = 0;  // jobs submitted and not yet settled: while > 0 the event loop stays alive
+  bool finalized_ = false;
+  std::vector<Napi::Promise::Deferred> dispose_waiters_;
+};
+
+}  // namespace sentio
