@@ -21,6 +21,11 @@ import { healthRoutes } from './api/health.js';
 import { openApiRoute } from './api/openapi.js';
 import { createLogger } from './log.js';
 import { mapLowerError } from './api/error-mapping.js';
+import { FileKeyVerifier } from './auth/key-file.js';
+import { MemoryRateLimitStore, rateLimitMiddleware, requestCost } from './guard/rate-limit.js';
+import type { RateLimitStore } from './guard/rate-limit.js';
+import { MemoryIdempotencyStore, idempotencyMiddleware } from './guard/idempotency.js';
+import type { IdempotencyStore } from './guard/idempotency.js';
 
 /** What the server needs from an inference engine. */
 export interface AnalysisEngine extends ScoreSource {
@@ -33,6 +38,8 @@ export interface SentioOptions {
   engine: AnalysisEngine;
   logger?: Logger;
   store?: ContextStore;
+  rateLimits?: RateLimitStore;
+  idempotency?: IdempotencyStore;
   keys?: KeyVerifier;
   /** Milliseconds clock for contexts (tests). */
   now?: () => number;
@@ -56,7 +63,14 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     now: opts.now,
   });
   const service = new EmotionService(opts.engine, new ScoreMapper(opts.engine.labels), store, opts.now);
-  const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys)]);
+  let keyFile: FileKeyVerifier | undefined;
+  if (!opts.keys && config.apiKeysFile) {
+    keyFile = new FileKeyVerifier(config.apiKeysFile, logger);
+    keyFile.watch();
+  }
+  const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys), ...(keyFile ? [keyFile] : [])]);
+  const reloadKeys = () => keyFile?.reload();
+  process.on('SIGHUP', reloadKeys);
   let closing = false;
 
   const apiRoutes: Route[] = [
@@ -77,6 +91,14 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     maxBodyBytes: config.limits.bodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
     mapError: mapLowerError,
+    middleware: [
+      rateLimitMiddleware({ store: opts.rateLimits ?? new MemoryRateLimitStore(), defaultRpm: config.rateLimitRpm, costOf: requestCost }),
+      idempotencyMiddleware({
+        store: opts.idempotency ?? new MemoryIdempotencyStore(),
+        ttlMs: config.contextTtlSeconds * 1000,
+        maxKeyBytes: config.limits.idempotencyKeyBytes,
+      }),
+    ],
     onRequestDone: (entry) => logger.info(entry, 'request'),
   });
   const port = await server.listen(config.host, config.port);
@@ -91,6 +113,8 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
       server.stopListening();
       await server.waitIdle(graceMs);
       server.closeAll();
+      process.off('SIGHUP', reloadKeys);
+      keyFile?.close();
       await store.close();
       await opts.engine.close();
       logger.flush();

@@ -177,3 +177,30 @@ function deepFreeze<T>(o: T): T {
   }
   return o;
 }
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i;
+
+/**
+ * Rules that decide whether the server may start (DECISIONS.md "Running it"). Returns warnings to log;
+ * throws ConfigError with the fix when it must not start.
+ */
+export function checkStartup(config: Config): string[] {
+  if (config.apiKeys.length === 0 && !config.apiKeysFile) {
+    throw new ConfigError(
+      'no API key configured. For development set SENTIO_API_KEYS=<key>[,<key>...]; for production create a hashed key file with ' +
+        '`npx sentio keys create --name <name> --file keys.json` and set SENTIO_API_KEYS_FILE=keys.json',
+    );
+  }
+  if (config.tls) return [`HTTPS only (certificate ${config.tls.cert})`];
+  if (!LOOPBACK.test(config.host) && !config.allowInsecureHttp) {
+    throw new ConfigError(
+      `refusing plain HTTP on non-loopback address ${config.host}: set SENTIO_TLS_CERT and SENTIO_TLS_KEY, ` +
+        'or SENTIO_ALLOW_INSECURE_HTTP=1 behind a TLS-terminating proxy',
+    );
+  }
+  return [
+    LOOPBACK.test(config.host)
+      ? `plain HTTP on loopback ${config.host}; set SENTIO_TLS_CERT/SENTIO_TLS_KEY to serve HTTPS`
+      : `plain HTTP on ${config.host} (SENTIO_ALLOW_INSECURE_HTTP=1): only behind a TLS-terminating proxy`,
+  ];
+}

@@ -35,6 +35,8 @@ export interface RequestContext {
 export interface JsonReply {
   status: number;
   body: unknown;
+  /** The body already serialised (idempotent replays); sent as is when present. */
+  rawBody?: string;
   headers?: Record<string, string>;
 }
 
@@ -271,7 +273,7 @@ export class HttpServer {
       status = reply.status;
       if (state.aborted) return;
       state.responded = true;
-      const json = JSON.stringify(reply.body);
+      const json = reply.rawBody ?? JSON.stringify(reply.body);
       res.cork(() => writeJson(res, reply.status, json, ctx.requestId, { ...ctx.replyHeaders, ...reply.headers }, false));
     };
 

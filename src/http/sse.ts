@@ -14,6 +14,8 @@ export class SseStream {
   #started = false;
   #ended = false;
   #drain: (() => void) | undefined;
+  /** Sees every event sent (idempotency records streams to replay them). */
+  tap: ((data: string) => void) | undefined;
 
   constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean) {
     this.#res = res;
@@ -35,6 +37,7 @@ export class SseStream {
   /** Write one `data:` event; resolves once the socket has room for more. */
   async send(data: string): Promise<void> {
     if (this.closed) return;
+    this.tap?.(data);
     let ok = true;
     this.#res.cork(() => {
       this.#writeHead();

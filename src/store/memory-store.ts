@@ -33,13 +33,16 @@ export class MemoryContextStore implements ContextStore {
 
   async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
     const now = this.#now();
-    const record = this.#cache.get(contextId) ?? { id: contextId, createdAt: now, updatedAt: now, total: 0, messages: [] };
-    record.messages.push(...messages);
-    if (record.messages.length > this.#maxMessages) {
-      record.messages.splice(0, record.messages.length - this.#maxMessages);
-    }
-    record.total += messages.length;
-    record.updatedAt = now;
+    const prev = this.#cache.get(contextId);
+    // Copy on write: a record handed out by get() never changes under its reader.
+    const all = prev ? [...prev.messages, ...messages] : [...messages];
+    const record: ContextRecord = {
+      id: contextId,
+      createdAt: prev?.createdAt ?? now,
+      updatedAt: now,
+      total: (prev?.total ?? 0) + messages.length,
+      messages: all.length > this.#maxMessages ? all.slice(all.length - this.#maxMessages) : all,
+    };
     this.#cache.set(contextId, record); // set() restarts the TTL: expiry slides with each write
     return record;
   }

@@ -1,0 +1,144 @@
+/**
+ * Production API keys: a JSON file of SHA-256 digests (SENTIO_API_KEYS_FILE), never keys in clear.
+ * Keys carry at least 192 bits of randomness, so a fast digest is enough: there is nothing to brute-force.
+ * The server re-reads the file when it changes (stat polling every 250 ms, which survives the atomic
+ * rename the CLI does) and on SIGHUP, so a revoked key is refused within a second without a restart.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { sha256Hex } from './api-keys.js';
+import type { ApiKeyInfo, KeyVerifier } from './api-keys.js';
+
+export const KeyRecord = z.object({
+  id: z.string().regex(/^key_[A-Za-z0-9]+$/),
+  name: z.string().min(1).max(200),
+  kind: z.enum(['live', 'test']),
+  /** Hex SHA-256 of the key. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The first characters of the key, to recognise it in a list. */
+  hint: z.string(),
+  created_at: z.iso.datetime(),
+  rate_limit_rpm: z.number().int().positive().optional(),
+  revoked: z.boolean(),
+  revoked_at: z.iso.datetime().optional(),
+});
+export type KeyRecord = z.infer<typeof KeyRecord>;
+
+export const KeyFile = z.object({ version: z.literal(1), keys: z.array(KeyRecord) });
+export type KeyFile = z.infer<typeof KeyFile>;
+
+export const KEY_RANDOM_BYTES = 24; // 192 bits
+
+export function generateKey(kind: 'live' | 'test'): { key: string; hash: string; hint: string } {
+  const key = `sentio_${kind}_${randomBytes(KEY_RANDOM_BYTES).toString('base64url')}`;
+  return { key, hash: sha256Hex(key), hint: `${key.slice(0, 16)}…` };
+}
+
+export function newKeyId(): string {
+  return `key_${randomBytes(8).toString('hex')}`;
+}
+
+export function readKeyFile(file: string): KeyFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: [] };
+    throw err;
+  }
+  const parsed = KeyFile.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error(`${file}: not a Sentio key file (${parsed.error.issues[0]?.message})`);
+  return parsed.data;
+}
+
+/** Write via a temporary file in the same directory, fsync, then rename: readers never see half a file. */
+export function writeKeyFileAtomic(file: string, data: KeyFile): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, file);
+  } catch (err) {
+    unlinkSync(tmp);
+    throw err;
+  }
+}
+
+/** Serialises CLI writers: an O_EXCL lock file beside the key file. */
+export function withKeyFileLock<T>(file: string, fn: () => T): T {
+  const lock = `${file}.lock`;
+  let fd: number | undefined;
+  for (let i = 0; i < 50 && fd === undefined; i++) {
+    try {
+      fd = openSync(lock, 'wx', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+  if (fd === undefined) throw new Error(`${lock} is held by another process; remove it if no other 'sentio keys' is running`);
+  try {
+    return fn();
+  } finally {
+    closeSync(fd);
+    unlinkSync(lock);
+  }
+}
+
+export class FileKeyVerifier implements KeyVerifier {
+  readonly #file: string;
+  readonly #logger: Logger | undefined;
+  #byDigest = new Map<string, ApiKeyInfo>();
+  #watching = false;
+
+  constructor(file: string, logger?: Logger) {
+    this.#file = file;
+    this.#logger = logger;
+    this.reload(true);
+  }
+
+  get size(): number {
+    return this.#byDigest.size;
+  }
+
+  /** Re-read the file. At start a bad file is fatal; later the previous keys stay in force. */
+  reload(strict = false): void {
+    try {
+      const data = readKeyFile(this.#file);
+      const next = new Map<string, ApiKeyInfo>();
+      for (const k of data.keys) {
+        if (!k.revoked) next.set(k.hash, { id: k.id, name: k.name, rateLimitRpm: k.rate_limit_rpm });
+      }
+      this.#byDigest = next;
+      this.#logger?.info({ keys: next.size, file: this.#file }, 'API keys loaded');
+    } catch (err) {
+      if (strict) throw err;
+      this.#logger?.error({ err, file: this.#file }, 'API key file unreadable; keeping the previous keys');
+    }
+  }
+
+  watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    watchFile(this.#file, { interval: 250, persistent: false }, (cur, prev) => {
+      if (cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.reload();
+    });
+  }
+
+  close(): void {
+    if (this.#watching) unwatchFile(this.#file);
+    this.#watching = false;
+  }
+
+  verify(presentedKey: string): ApiKeyInfo | undefined {
+    return this.#byDigest.get(sha256Hex(presentedKey));
+  }
+}

@@ -1,0 +1,82 @@
+/** `sentio keys create|list|revoke|rotate`: manage the hashed key file (atomic writes, mode 0600). */
+import { parseArgs } from 'node:util';
+import { generateKey, newKeyId, readKeyFile, withKeyFileLock, writeKeyFileAtomic } from '../auth/key-file.js';
+import type { KeyRecord } from '../auth/key-file.js';
+
+const USAGE = `usage: sentio keys <command> [--file PATH]   (PATH defaults to $SENTIO_API_KEYS_FILE)
+  create --name NAME [--kind live|test] [--rate-limit RPM]   print a new key (shown once)
+  list                                                     list keys (never the keys themselves)
+  revoke ID                                                revoke a key; running servers refuse it within a second
+  rotate ID                                                new key with the same name and limits; the old one is revoked`;
+
+export function keysCommand(argv: string[], out: (s: string) => void = console.log): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      file: { type: 'string' },
+      name: { type: 'string' },
+      kind: { type: 'string', default: 'live' },
+      'rate-limit': { type: 'string' },
+    },
+  });
+  const [command, id] = positionals;
+  const file = values.file ?? process.env['SENTIO_API_KEYS_FILE'];
+  if (!command || !file) {
+    out(USAGE);
+    return 2;
+  }
+  const now = new Date().toISOString();
+  switch (command) {
+    case 'create': {
+      if (!values.name) throw new Error('create needs --name');
+      if (values.kind !== 'live' && values.kind !== 'test') throw new Error('--kind must be live or test');
+      const rpm = values['rate-limit'] === undefined ? undefined : Number(values['rate-limit']);
+      if (rpm !== undefined && !(Number.isInteger(rpm) && rpm > 0)) throw new Error('--rate-limit must be a positive integer');
+      const kind = values.kind;
+      const name = values.name;
+      const created = withKeyFileLock(file, () => {
+        const data = readKeyFile(file);
+        const g = generateKey(kind);
+        const rec: KeyRecord = { id: newKeyId(), name, kind, hash: g.hash, hint: g.hint, created_at: now, revoked: false, ...(rpm ? { rate_limit_rpm: rpm } : {}) };
+        data.keys.push(rec);
+        writeKeyFileAtomic(file, data);
+        return { rec, key: g.key };
+      });
+      out(JSON.stringify({ id: created.rec.id, name: created.rec.name, kind: created.rec.kind, key: created.key }));
+      return 0;
+    }
+    case 'list': {
+      for (const k of readKeyFile(file).keys) {
+        out(JSON.stringify({ id: k.id, name: k.name, kind: k.kind, hint: k.hint, created_at: k.created_at, rate_limit_rpm: k.rate_limit_rpm ?? null, revoked: k.revoked }));
+      }
+      return 0;
+    }
+    case 'revoke':
+    case 'rotate': {
+      if (!id) throw new Error(`${command} needs a key id (see 'sentio keys list')`);
+      const result = withKeyFileLock(file, () => {
+        const data = readKeyFile(file);
+        const rec = data.keys.find((k) => k.id === id);
+        if (!rec) throw new Error(`no key with id ${id}`);
+        rec.revoked = true;
+        rec.revoked_at = now;
+        let fresh: { rec: KeyRecord; key: string } | undefined;
+        if (command === 'rotate') {
+          const g = generateKey(rec.kind);
+          const next: KeyRecord = { ...rec, id: newKeyId(), hash: g.hash, hint: g.hint, created_at: now, revoked: false };
+          delete next.revoked_at;
+          data.keys.push(next);
+          fresh = { rec: next, key: g.key };
+        }
+        writeKeyFileAtomic(file, data);
+        return fresh;
+      });
+      out(JSON.stringify(result ? { revoked: id, id: result.rec.id, name: result.rec.name, kind: result.rec.kind, key: result.key } : { revoked: id }));
+      return 0;
+    }
+    default:
+      out(USAGE);
+      return 2;
+  }
+}

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+const SIX = ['anger', 'fear', 'joy', 'love', 'sadness', 'surprise'];
+const LEVELS = ['critical', 'high', 'moderate', 'subtle', 'minimal'];
+const COMPLEXITY = ['simple', 'layered', 'paradoxical', 'transcendent'];
+const DISCOVERY = ['routine', 'normal', 'significant', 'breakthrough', 'transcendent'];
+
+let s: TestServer;
+beforeAll(async () => { s = await startTestServer(); });
+afterAll(async () => { await s.close(); });
+
+function expectV2Entry(e: Record<string, unknown>, text: string) {
+  expect(Object.keys(e).sort()).toEqual(
+    ['arousal', 'category', 'complexity', 'discoveryLevel', 'intensity', 'intensityLevel', 'raw', 'text', 'valence', 'wonderIndex'].sort(),
+  );
+  expect(e['text']).toBe(text);
+  expect(SIX).toContain(e['category']);
+  const raw = e['raw'] as Record<string, number>;
+  expect(Object.keys(raw).sort()).toEqual(SIX);
+  const sum = Object.values(raw).reduce((a, b) => a + b, 0);
+  expect(sum).toBeCloseTo(1, 5);
+  for (const v of Object.values(raw)) expect(v).toBeGreaterThanOrEqual(0);
+  expect(e['category']).toBe(Object.entries(raw).sort((a, b) => b[1] - a[1])[0]![0]);
+  expect(e['intensity']).toBeGreaterThanOrEqual(0);
+  expect(e['intensity']).toBeLessThanOrEqual(1);
+  expect(LEVELS).toContain(e['intensityLevel']);
+  expect(e['valence']).toBeGreaterThanOrEqual(-1);
+  expect(e['valence']).toBeLessThanOrEqual(1);
+  expect(e['arousal']).toBeGreaterThanOrEqual(0);
+  expect(e['arousal']).toBeLessThanOrEqual(1);
+  expect(COMPLEXITY).toContain(e['complexity']);
+  expect(e['wonderIndex']).toBeGreaterThanOrEqual(0);
+  expect(e['wonderIndex']).toBeLessThanOrEqual(1);
+  expect(DISCOVERY).toContain(e['discoveryLevel']);
+}
+
+async function analyze(text: string, params?: Record<string, unknown>) {
+  const r = await s.post('/v2/emotions/analysis', { model: 'emotion-v2', messages: [{ role: 'user', content: { text } }], ...(params ? { params } : {}) });
+  expect(r.status).toBe(200);
+  const j = (await r.json()) as { emotions: { _default: Record<string, unknown> } };
+  return j.emotions._default;
+}
+
+describe('POST /v2/emotions/analysis (stateless)', () => {
+  it('returns the V2 envelope and entry', async () => {
+    const r = await s.post('/v2/emotions/analysis', { model: 'emotion-v2', messages: [{ role: 'user', content: { text: 'I am so happy today!' } }] });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/json');
+    expect(r.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
+    const j = await r.json();
+    expect(Object.keys(j).sort()).toEqual(['emotions', 'model', 'object']);
+    expect(j.object).toBe('emotions.analysis');
+    expect(j.model).toBe('emotion-v2');
+    expect(Object.keys(j.emotions)).toEqual(['_default']);
+    expectV2Entry(j.emotions._default, 'I am so happy today!');
+    expect(j.emotions._default.category).toBe('joy');
+  });
+
+  it('defaults the model to the path version and accepts a missing role', async () => {
+    const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'hello' } }] });
+    const j = await r.json();
+    expect(j.model).toBe('emotion-v2');
+  });
+
+  it('with emotion-v1 on a V2 path returns V1-shaped entries', async () => {
+    const r = await s.post('/v2/emotions/analysis', { model: 'emotion-v1', messages: [{ content: { text: 'I am furious' } }] });
+    const j = await r.json();
+    expect(j.model).toBe('emotion-v1');
+    expect(Object.keys(j.emotions._default).sort()).toEqual(['category', 'raw', 'text']);
+  });
+
+  it('includeSubEmotions adds the 28 sub-emotion probabilities', async () => {
+    const e = await analyze('Thank you so much, this is wonderful', { includeSubEmotions: true });
+    const sub = e['subEmotions'] as Record<string, number>;
+    expect(Object.keys(sub)).toHaveLength(28);
+    expect(sub).toHaveProperty('gratitude');
+    expect(sub).toHaveProperty('neutral');
+    for (const v of Object.values(sub)) expect(v >= 0 && v <= 1).toBe(true);
+    expect(sub['gratitude']).toBeGreaterThan(0.5);
+    const plain = await analyze('Thank you so much, this is wonderful');
+    expect(plain).not.toHaveProperty('subEmotions');
+  });
+
+  it('sensitivity bends intensity: higher sensitivity, higher intensity; 0.5 is the default', async () => {
+    const text = 'I am a bit worried about the exam';
+    const lo = await analyze(text, { sensitivity: 0 });
+    const mid = await analyze(text, { sensitivity: 0.5 });
+    const def = await analyze(text);
+    const hi = await analyze(text, { sensitivity: 1 });
+    expect(def['intensity']).toBe(mid['intensity']);
+    expect(lo['intensity'] as number).toBeLessThan(mid['intensity'] as number);
+    expect(hi['intensity'] as number).toBeGreaterThan(mid['intensity'] as number);
+  });
+
+  it('several messages are read together, weighted by tokens', async () => {
+    const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'I love you' } }, { content: { text: 'so much' } }] });
+    const j = await r.json();
+    expect(j.emotions._default.text).toBe('I love you\nso much');
+  });
+});
+
+describe('EQ dimensions on sentences', () => {
+  it('an awe-struck discovery has more wonder and discovery than a routine remark', async () => {
+    const awe = await analyze('Wait, what?! I just discovered that octopuses have three hearts. That is absolutely mind-blowing, how is that even possible?!');
+    const routine = await analyze('I put the dishes in the dishwasher.');
+    expect(awe['wonderIndex'] as number).toBeGreaterThan(routine['wonderIndex'] as number);
+    expect(DISCOVERY.indexOf(awe['discoveryLevel'] as string)).toBeGreaterThan(DISCOVERY.indexOf(routine['discoveryLevel'] as string));
+  });
+
+  it('bittersweet text is not simple', async () => {
+    const e = await analyze("I'm so proud of her but I'll miss her terribly");
+    expect(e['complexity']).not.toBe('simple');
+  });
+
+  it('a flat statement has minimal or subtle intensity', async () => {
+    const e = await analyze('The meeting is at 3pm');
+    expect(['minimal', 'subtle']).toContain(e['intensityLevel']);
+  });
+
+  it('stronger wording is more intense', async () => {
+    const mild = await analyze('I am a bit annoyed');
+    const strong = await analyze('I am absolutely furious!!!');
+    expect(strong['category']).toBe('anger');
+    expect(strong['intensity'] as number).toBeGreaterThan(mild['intensity'] as number);
+  });
+
+  it('valence follows polarity', async () => {
+    const pos = await analyze('This is the best day of my life, I love it');
+    const neg = await analyze('Everything is awful and I feel miserable');
+    expect(pos['valence'] as number).toBeGreaterThan(0.2);
+    expect(neg['valence'] as number).toBeLessThan(-0.2);
+  });
+});
+
+describe('context analysis, state and lookup (V2)', () => {
+  it('stores messages, reports the trend, the state and each message', async () => {
+    const ctx = `ctx-v2-${Date.now()}`;
+    const texts = ['I feel terrible and hopeless today', 'Things are a little better now', 'I am feeling great, thank you so much!'];
+    let last: Record<string, unknown> = {};
+    for (const [i, text] of texts.entries()) {
+      const r = await s.post(`/v2/emotions/${ctx}/analysis`, { model: 'emotion-v2', messages: [{ role: 'user', externalId: `m${i}`, content: { text }, timestamp: '2026-11-21T10:00:00Z' }] });
+      expect(r.status).toBe(200);
+      last = await r.json();
+      expect(Object.keys(last).sort()).toEqual(['emotions', 'metadata', 'model', 'object', 'trajectory']);
+      expect(last['object']).toBe('emotions.analysis');
+      expect(last['metadata']).toEqual({ context_id: ctx });
+      expectV2Entry((last['emotions'] as { user: Record<string, unknown> }).user, text);
+    }
+    const trend = (last['trajectory'] as { trend: { direction: string; valenceTrend: number } }).trend;
+    expect(trend.direction).toBe('improving');
+    expect(trend.valenceTrend).toBeGreaterThan(0);
+
+    const st = await s.get(`/v2/emotions/${ctx}`);
+    expect(st.status).toBe(200);
+    const state = await st.json();
+    expect(state.object).toBe('emotions.state');
+    expect(state.metadata).toEqual({ context_id: ctx });
+    expect(Object.keys(state.emotions.system).sort()).toEqual(['arousal', 'category', 'intensity', 'valence']);
+    expect(typeof state.trajectory.baseline.averageIntensity).toBe('number');
+    expect(typeof state.trajectory.baseline.baselineValence).toBe('number');
+    expect(state.trajectory.baseline.messageCount).toBe(3);
+    expect(['improving', 'declining', 'stable', 'volatile']).toContain(state.trajectory.trend.direction);
+
+    const m = await s.get(`/v2/emotions/${ctx}/message/m0`);
+    expect(m.status).toBe(200);
+    const mj = await m.json();
+    expect(mj.object).toBe('emotions.state');
+    expect(mj.metadata).toEqual({ context_id: ctx, message_id: 'm0' });
+    expectV2Entry(mj.emotions.user, texts[0]!);
+    expect(mj.emotions.user.valence).toBeLessThan(0);
+  });
+
+  it('a declining conversation is reported as declining', async () => {
+    const ctx = `ctx-down-${Date.now()}`;
+    let j: { trajectory: { trend: { direction: string } } } | undefined;
+    for (const text of ['Today was wonderful, I am so happy', 'Hmm, things went a bit wrong', 'Now everything is ruined and I am devastated']) {
+      j = await (await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ content: { text } }] })).json();
+    }
+    expect(j!.trajectory.trend.direction).toBe('declining');
+  });
+
+  it('unknown context and message are 404 with their codes', async () => {
+    let r = await s.get('/v2/emotions/never-seen');
+    expect(r.status).toBe(404);
+    let j = await r.json();
+    expect(j.error).toMatchObject({ type: 'not_found_error', code: 'context_not_found' });
+    expect(j.request_id).toBe(r.headers.get('x-request-id'));
+    const ctx = `ctx-404-${Date.now()}`;
+    await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ externalId: 'a', content: { text: 'hi' } }] });
+    r = await s.get(`/v2/emotions/${ctx}/message/b`);
+    j = await r.json();
+    expect(r.status).toBe(404);
+    expect(j.error.code).toBe('message_not_found');
+  });
+
+  it('path parameters are percent-decoded', async () => {
+    const r = await s.post('/v2/emotions/user%2042%20%C3%A9/analysis', { messages: [{ content: { text: 'hi' } }] });
+    expect((await r.json()).metadata.context_id).toBe('user 42 é');
+  });
+});
+
+describe('POST /v2/emotions/batch-analysis', () => {
+  it('keeps input order, four fields per entry, usage', async () => {
+    const texts = ['I am terrified of the dark', 'I love my family so much', 'This makes me so angry', 'What a wonderful day'];
+    const r = await s.post('/v2/emotions/batch-analysis', { model: 'emotion-v2', messages: texts.map((text) => ({ content: { text } })) });
+    expect(r.status).toBe(200);
+    const j = await r.json();
+    expect(Object.keys(j).sort()).toEqual(['emotions', 'model', 'object', 'usage']);
+    expect(j.object).toBe('emotions.batch_analysis');
+    expect(j.emotions).toHaveLength(4);
+    for (const e of j.emotions) expect(Object.keys(e).sort()).toEqual(['arousal', 'category', 'intensity', 'valence']);
+    expect(j.emotions.map((e: { category: string }) => e.category)).toEqual(['fear', 'love', 'anger', 'joy']);
+    expect(j.usage.analyse_tokens).toBeGreaterThan(texts.length);
+    expect(j.usage.total_tokens).toBe(j.usage.analyse_tokens);
+    // Each batch entry equals the stateless analysis of that text alone.
+    const alone = await analyze(texts[1]!);
+    expect(j.emotions[1].intensity).toBeCloseTo(alone['intensity'] as number, 3);
+  });
+});
