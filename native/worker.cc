@@ -217,29 +217,60 @@ void Worker::Process(Job& job) {
 
 void Worker::RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
                           std::vector<std::vector<float>>& outputs) {
+  // Padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
+  // sub-batches: a sub-batch closes when it reaches max_run_texts, or when adding the next (longer)
+  // text would make padded tokens exceed kPaddingSlack x real tokens. Outputs go back in input order.
+  constexpr double kPaddingSlack = 1.2;
+  constexpr size_t kMinSubBatch = 4;  // below this, ORT's per-run overhead costs more than padding
   const size_t total = lengths.size();
   const size_t chunk = static_cast<size_t>(std::max(1, config_.max_run_texts));
   const int64_t pad = tokenizer_->pad_id();
+
+  std::vector<size_t> offsets(total);  // where each text's ids start
+  for (size_t i = 0, at = 0; i < total; ++i) {
+    offsets[i] = at;
+    at += static_cast<size_t>(lengths[i]);
+  }
+  std::vector<size_t> order(total);
+  for (size_t i = 0; i < total; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
+
+  const std::vector<OutputSpec>& specs = session_->outputs();
+  outputs.assign(specs.size(), {});
   std::vector<int64_t> input_ids, mask;
   std::vector<std::vector<float>> part;
-  outputs.assign(session_->outputs().size(), {});
-  size_t offset = 0;  // into ids
-  for (size_t first = 0; first < total; first += chunk) {
-    const size_t batch = std::min(chunk, total - first);
-    int64_t seq = 1;
-    for (size_t b = 0; b < batch; ++b) seq = std::max<int64_t>(seq, lengths[first + b]);
-    input_ids.assign(batch * seq, pad);
-    mask.assign(batch * seq, 0);
-    for (size_t b = 0; b < batch; ++b) {
-      const int32_t n = lengths[first + b];
-      for (int32_t s = 0; s < n; ++s) {
-        input_ids[b * seq + s] = ids[offset + s];
-        mask[b * seq + s] = 1;
+  size_t first = 0;
+  while (first < total) {
+    size_t count = 1;
+    int64_t real = lengths[order[first]];
+    while (first + count < total && count < chunk) {
+      const int64_t next = lengths[order[first + count]];  // the longest so far: sorted ascending
+      if (count >= kMinSubBatch &&
+          static_cast<double>(next) * static_cast<double>(count + 1) > kPaddingSlack * static_cast<double>(real + next)) {
+        break;
       }
-      offset += n;
+      real += next;
+      ++count;
     }
-    session_->Run(input_ids, mask, static_cast<int64_t>(batch), seq, part);
-    for (size_t k = 0; k < part.size(); ++k) outputs[k].insert(outputs[k].end(), part[k].begin(), part[k].end());
+    const int64_t seq = lengths[order[first + count - 1]];
+    input_ids.assign(count * seq, pad);
+    mask.assign(count * seq, 0);
+    for (size_t b = 0; b < count; ++b) {
+      const size_t text = order[first + b];
+      const int32_t n = lengths[text];
+      std::copy(ids.begin() + offsets[text], ids.begin() + offsets[text] + n, input_ids.begin() + b * seq);
+      std::fill(mask.begin() + b * seq, mask.begin() + b * seq + n, 1);
+    }
+    session_->Run(input_ids, mask, static_cast<int64_t>(count), seq, part);
+    for (size_t k = 0; k < part.size(); ++k) {
+      const size_t width = part[k].size() / count;
+      if (outputs[k].empty()) outputs[k].resize(total * width);
+      for (size_t b = 0; b < count; ++b) {
+        std::copy(part[k].begin() + b * width, part[k].begin() + (b + 1) * width,
+                  outputs[k].begin() + order[first + b] * width);
+      }
+    }
+    first += count;
   }
 }
 
