@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { rawRequest } from '../helpers/raw-http.js';
+
+let s: TestServer;
+beforeAll(async () => { s = await startTestServer(); });
+afterAll(async () => { await s.close(); });
+
+const msg = (text = 'hello') => ({ content: { text } });
+
+async function expectError(r: Response, status: number, type: string, code: string, param?: string) {
+  expect(r.status).toBe(status);
+  const j = await r.json();
+  expect(Object.keys(j).sort()).toEqual(['error', 'request_id']);
+  expect(j.error.type).toBe(type);
+  expect(j.error.code).toBe(code);
+  expect(typeof j.error.message).toBe('string');
+  if (param === undefined) expect(j.error).not.toHaveProperty('param');
+  else expect(j.error.param).toBe(param);
+  expect(j.request_id).toBe(r.headers.get('x-request-id'));
+  return j;
+}
+
+describe('authentication', () => {
+  it('accepts x-api-key and Authorization: Bearer', async () => {
+    const a = await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify({ messages: [msg()] }) });
+    expect(a.status).toBe(200);
+    const b = await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [msg()] }) });
+    expect(b.status).toBe(200);
+  });
+
+  it('refuses missing, wrong and malformed credentials with 401', async () => {
+    const body = JSON.stringify({ messages: [msg()] });
+    const h = { 'content-type': 'application/json' };
+    await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: h, body }), 401, 'authentication_error', 'missing_api_key');
+    await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, 'x-api-key': 'nope' }, body }), 401, 'authentication_error', 'invalid_api_key');
+    await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, authorization: `Basic ${Buffer.from(`u:${TEST_KEY}`).toString('base64')}` }, body }), 401, 'authentication_error', 'missing_api_key');
+    await expectError(await fetch(`${s.base}/v1/emotions/x`, { headers: { authorization: 'Bearer wrong' } }), 401, 'authentication_error', 'invalid_api_key');
+  });
+
+  it('health, readiness and the OpenAPI document need no key', async () => {
+    expect((await fetch(`${s.base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${s.base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).status).toBe('ready');
+    const doc = await (await fetch(`${s.base}/openapi.json`)).json();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const p of ['/v2/emotions/analysis', '/v2/emotions/{contextId}/analysis', '/v2/emotions/{contextId}', '/v2/emotions/{contextId}/message/{messageId}',
+      '/v2/emotions/batch-analysis', '/v1/emotions/analyse', '/v1/emotions/{context_id}/analyse', '/v1/emotions/{context_id}', '/v1/emotions/{context_id}/message/{external_id}', '/v1/emotions/batch-analyse']) {
+      expect(doc.paths).toHaveProperty([p]);
+    }
+    const reqSchema = doc.paths['/v2/emotions/analysis'].post.requestBody.content['application/json'].schema;
+    expect(reqSchema.required).toContain('messages');
+    expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain('context_not_found');
+  });
+});
+
+describe('validation (400)', () => {
+  const p = '/v2/emotions/analysis';
+  it('names the field at fault', async () => {
+    await expectError(await s.post(p, {}), 400, 'invalid_request_error', 'missing_field', 'messages');
+    await expectError(await s.post(p, { messages: 'hi' }), 400, 'invalid_request_error', 'invalid_type', 'messages');
+    await expectError(await s.post(p, { messages: [] }), 400, 'invalid_request_error', 'invalid_value', 'messages');
+    await expectError(await s.post(p, { messages: [{}] }), 400, 'invalid_request_error', 'missing_field', 'messages[0].content');
+    await expectError(await s.post(p, { messages: [{ content: {} }] }), 400, 'invalid_request_error', 'missing_field', 'messages[0].content.text');
+    await expectError(await s.post(p, { messages: [{ content: { text: 42 } }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].content.text');
+    await expectError(await s.post(p, { messages: [{ role: 'robot', content: { text: 'x' } }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].role');
+    await expectError(await s.post(p, { messages: [msg()], extra: 1 }), 400, 'invalid_request_error', 'unknown_field', 'extra');
+    await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
+    await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
+    await expectError(await s.post(p, { messages: [msg()], params: { sensitivity: 2 } }), 400, 'invalid_request_error', 'invalid_value', 'params.sensitivity');
+    await expectError(await s.post(p, { messages: [msg()], params: { includeSubEmotions: 'yes' } }), 400, 'invalid_request_error', 'invalid_type', 'params.includeSubEmotions');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: { joy: -1 } } }), 400, 'invalid_request_error', 'invalid_value', 'params.thresholds.joy');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { smoothing: 'lots' } }), 400, 'invalid_request_error', 'invalid_type', 'params.smoothing');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { bogus: 1 } }), 400, 'invalid_request_error', 'unknown_field', 'params.bogus');
+  });
+
+  it('unknown models are invalid_model', async () => {
+    await expectError(await s.post(p, { model: 'gpt-4', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
+    await expectError(await s.post('/v1/emotions/batch-analyse', { model: 'emotion-v3', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
+  });
+
+  it('bodies that are not JSON objects', async () => {
+    await expectError(await s.post(p, '{"messages": ['), 400, 'invalid_request_error', 'invalid_json');
+    await expectError(await s.post(p, '[1,2,3]'), 400, 'invalid_request_error', 'invalid_type');
+    await expectError(await s.post(p, '"text"'), 400, 'invalid_request_error', 'invalid_type');
+    await expectError(await s.post(p, 'null'), 400, 'invalid_request_error', 'invalid_type');
+    await expectError(await s.post(p, ''), 400, 'invalid_request_error', 'invalid_json');
+    const bad = Buffer.concat([Buffer.from('{"messages":[{"content":{"text":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}]}')]);
+    const r = await fetch(s.base + p, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: bad });
+    await expectError(r, 400, 'invalid_request_error', 'invalid_encoding');
+    await expectError(await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-type': 'text/plain' }), 415, 'invalid_request_error', 'unsupported_media_type');
+  });
+
+  it('id limits: context_id, externalId, Idempotency-Key', async () => {
+    const long = 'c'.repeat(129);
+    await expectError(await s.post(`/v2/emotions/${long}/analysis`, { messages: [msg()] }), 400, 'invalid_request_error', 'context_id_too_long', 'context_id');
+    await expectError(await s.get(`/v1/emotions/${'é'.repeat(65)}`), 400, 'invalid_request_error', 'context_id_too_long', 'context_id');
+    expect((await s.post(`/v2/emotions/${'c'.repeat(128)}/analysis`, { messages: [msg()] })).status).toBe(200);
+    await expectError(await s.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: 'x'.repeat(129) }] }), 400, 'invalid_request_error', 'external_id_too_long', 'messages[0].externalId');
+    await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: [{ ...msg(), external_id: 'x'.repeat(129) }] }), 400, 'invalid_request_error', 'external_id_too_long', 'messages[0].external_id');
+    await expectError(await s.post(p, { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(256) }), 400, 'invalid_request_error', 'idempotency_key_invalid', 'Idempotency-Key');
+    expect((await s.post(p, { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(255) })).status).toBe(200);
+    await expectError(await s.get('/v2/emotions/%E0%A4%A'), 400, 'invalid_request_error', 'invalid_path_parameter');
+  });
+});
+
+describe('payload limits (413)', () => {
+  it('message text over 8 KiB', async () => {
+    expect((await s.post('/v2/emotions/analysis', { messages: [msg('a'.repeat(8192))] })).status).toBe(200);
+    await expectError(await s.post('/v2/emotions/analysis', { messages: [msg('a'.repeat(8193))] }), 413, 'payload_too_large_error', 'message_too_large', 'messages[0].content.text');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg(), msg('é'.repeat(4097))] }), 413, 'payload_too_large_error', 'message_too_large', 'messages[1].content.text');
+  });
+
+  it('message counts: 64 for analysis, 1024 for batch', async () => {
+    expect((await s.post('/v2/emotions/analysis', { messages: Array.from({ length: 64 }, () => msg()) })).status).toBe(200);
+    await expectError(await s.post('/v2/emotions/analysis', { messages: Array.from({ length: 65 }, () => msg()) }), 413, 'payload_too_large_error', 'too_many_messages', 'messages');
+    await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: Array.from({ length: 65 }, () => msg()) }), 413, 'payload_too_large_error', 'too_many_messages', 'messages');
+    expect((await s.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1024 }, (_, i) => msg(`t${i}`)) })).status).toBe(200);
+    await expectError(await s.post('/v1/emotions/batch-analyse', { messages: Array.from({ length: 1025 }, () => msg()) }), 413, 'payload_too_large_error', 'too_many_messages', 'messages');
+  });
+
+  it('body over 1 MiB: declared (refused before reading) and chunked (refused while reading)', async () => {
+    const declared = await rawRequest(s.sentio.port, `POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: application/json\r\nContent-Length: 104857600\r\n\r\n{"messages":`);
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body).error.code).toBe('body_too_large');
+    let sent = 0;
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent > 4 * 1024 * 1024) { c.close(); return; }
+        sent += chunk.length;
+        c.enqueue(chunk);
+      },
+    });
+    const r = await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: stream, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+    if (r instanceof Response) await expectError(r, 413, 'payload_too_large_error', 'body_too_large');
+    else expect(sent).toBeLessThan(4 * 1024 * 1024); // the server closed the connection before taking it all
+    expect((await s.post('/v2/emotions/analysis', { messages: [msg()] })).status).toBe(200);
+  });
+
+  it('limits are configurable', async () => {
+    const t = await startTestServer({ SENTIO_MAX_MESSAGES: '2', SENTIO_MAX_MESSAGE_BYTES: '10', SENTIO_MAX_BODY_BYTES: '300', SENTIO_MAX_BATCH_MESSAGES: '3' });
+    try {
+      await expectError(await t.post('/v2/emotions/analysis', { messages: [msg(), msg(), msg()] }), 413, 'payload_too_large_error', 'too_many_messages', 'messages');
+      await expectError(await t.post('/v2/emotions/analysis', { messages: [msg('eleven char')] }), 413, 'payload_too_large_error', 'message_too_large', 'messages[0].content.text');
+      await expectError(await t.post('/v2/emotions/batch-analysis', { messages: [msg(), msg(), msg(), msg()] }), 413, 'payload_too_large_error', 'too_many_messages', 'messages');
+      await expectError(await t.post('/v2/emotions/batch-analysis', { messages: [msg('x'.repeat(400))] }), 413, 'payload_too_large_error', 'body_too_large');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('routing', () => {
+  it('unknown routes are 404, wrong methods 405, both in the error shape', async () => {
+    await expectError(await s.get('/v3/emotions/analysis'), 404, 'not_found_error', 'route_not_found');
+    await expectError(await s.get('/v2/emotions/analysis/extra/segments'), 404, 'not_found_error', 'route_not_found');
+    await expectError(await s.get('/v2/emotions/batch-analysis/x'), 404, 'not_found_error', 'route_not_found');
+    await expectError(await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' }), 405, 'invalid_request_error', 'method_not_allowed');
+  });
+});
+
+describe('context expiry', () => {
+  it('a context expires after SENTIO_CONTEXT_TTL_SECONDS (fake clock)', async () => {
+    let now = 1_000_000;
+    const t = await startTestServer({ SENTIO_CONTEXT_TTL_SECONDS: '60' }, { now: () => now });
+    try {
+      expect((await t.post('/v2/emotions/exp/analysis', { messages: [{ externalId: 'm', content: { text: 'hi there' } }] })).status).toBe(200);
+      now += 59_000;
+      expect((await t.get('/v2/emotions/exp')).status).toBe(200);
+      expect((await t.get('/v1/emotions/exp/message/m')).status).toBe(200);
+      now += 2_000;
+      await expectError(await t.get('/v2/emotions/exp'), 404, 'not_found_error', 'context_not_found', 'context_id');
+      await expectError(await t.get('/v2/emotions/exp/message/m'), 404, 'not_found_error', 'context_not_found', 'context_id');
+      // A new analysis with the same id starts a fresh context.
+      await t.post('/v2/emotions/exp/analysis', { messages: [{ content: { text: 'again' } }] });
+      expect((await (await t.get('/v2/emotions/exp')).json()).trajectory.baseline.messageCount).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a context expires with a real 1 s TTL', async () => {
+    const t = await startTestServer({ SENTIO_CONTEXT_TTL_SECONDS: '1' });
+    try {
+      await t.post('/v1/emotions/short/analyse', { messages: [msg()] });
+      expect((await t.get('/v1/emotions/short')).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect((await t.get('/v1/emotions/short')).status).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('contexts are bounded in messages: the oldest are evicted', async () => {
+    const t = await startTestServer({ SENTIO_CONTEXT_MAX_MESSAGES: '3' });
+    try {
+      for (let i = 0; i < 5; i++) await t.post('/v2/emotions/b/analysis', { messages: [{ externalId: `m${i}`, content: { text: `message ${i}` } }] });
+      expect((await t.get('/v2/emotions/b/message/m1')).status).toBe(404);
+      expect((await t.get('/v2/emotions/b/message/m2')).status).toBe(200);
+      expect((await (await t.get('/v2/emotions/b')).json()).trajectory.baseline.messageCount).toBe(3);
+    } finally {
+      await t.close();
+    }
+  });
+});

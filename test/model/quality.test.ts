@@ -1,0 +1,87 @@
+/**
+ * Quality guard for the committed model, through onnxruntime-node and the JS tokenizer: dair-ai val
+ * accuracy and macro-F1 bars, plus behaviour a chat user would notice (negation, emoji, intensity).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDair } from '../../scripts/lib/datasets.js';
+import { OrtEmotionModel, argmaxRow } from '../../scripts/lib/ort-model.js';
+import { classification } from '../../scripts/lib/scores.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const dairVal = join(root, '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt');
+const fixtures = JSON.parse(readFileSync(join(import.meta.dirname, 'behaviour-fixtures.json'), 'utf8')) as {
+  top: { text: string; label: string }[];
+  notTop: { text: string; label: string }[];
+  pairs: { label: string; mild: string; strong: string }[];
+};
+
+let model: OrtEmotionModel;
+let labels: string[];
+
+beforeAll(async () => {
+  model = await OrtEmotionModel.load(join(root, 'models', 'emotion'), 2);
+  labels = model.manifest.outputs.emotions.labels;
+});
+afterAll(async () => {
+  await model.dispose();
+});
+
+/** Six-way distribution of one text, as a label -> probability map. */
+async function dist(text: string): Promise<Record<string, number>> {
+  const out = await model.run([text]);
+  return Object.fromEntries(labels.map((l, i) => [l, out.emotions[i] ?? 0]));
+}
+
+function top(d: Record<string, number>): string {
+  return Object.entries(d).reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+}
+
+function entropy(d: Record<string, number>): number {
+  return -Object.values(d).reduce((s, p) => s + (p > 0 ? p * Math.log(p) : 0), 0);
+}
+
+describe('emotion model quality (dair-ai val)', () => {
+  it.skipIf(!existsSync(dairVal))('keeps accuracy >= 0.93 and macro-F1 >= 0.90', async () => {
+    const rows = readDair(dairVal);
+    const out = await model.runAll(rows.map((r) => r.text), 64);
+    const gold = rows.map((r) => labels.indexOf(r.label));
+    const pred = rows.map((_, i) => argmaxRow(out.emotions, i, labels.length));
+    const m = classification(gold, pred, labels);
+    expect(m.accuracy).toBeGreaterThanOrEqual(0.93);
+    expect(m.macro_f1).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe('emotion model behaviour', () => {
+  it.each(fixtures.top)('$text -> $label', async ({ text, label }) => {
+    expect(top(await dist(text))).toBe(label);
+  });
+
+  it.each(fixtures.notTop)('$text is not $label-dominant', async ({ text, label }) => {
+    expect(top(await dist(text))).not.toBe(label);
+  });
+
+  it.each(fixtures.pairs)('"$strong" is more extreme than "$mild"', async ({ label, mild, strong }) => {
+    const a = await dist(mild);
+    const b = await dist(strong);
+    expect(b[label] ?? 0).toBeGreaterThan(a[label] ?? 0);
+    expect(entropy(b)).toBeLessThan(entropy(a));
+  });
+
+  it('gives a text the same outputs alone and in a mixed-length batch', async () => {
+    const text = 'I feel a little lost but hopeful 🙂';
+    const alone = await model.run([text]);
+    const mixed = await model.run(['ok', text, 'a much longer message that pads the batch '.repeat(6)]);
+    for (let j = 0; j < 6; j++) expect(Math.abs((alone.emotions[j] ?? 0) - (mixed.emotions[6 + j] ?? 0))).toBeLessThan(1e-5);
+    for (let j = 0; j < 28; j++) expect(Math.abs((alone.sub[j] ?? 0) - (mixed.sub[28 + j] ?? 0))).toBeLessThan(1e-5);
+    for (let j = 0; j < 2; j++) expect(Math.abs((alone.va[j] ?? 0) - (mixed.va[2 + j] ?? 0))).toBeLessThan(1e-5);
+  });
+
+  it('keeps valence and arousal in range and positive texts above negative ones', async () => {
+    const out = await model.run(['I am so happy and grateful today!', 'This is the worst day of my life.']);
+    for (const v of out.va) expect(Number.isFinite(v)).toBe(true);
+    expect(out.va[0] ?? 0).toBeGreaterThan(out.va[2] ?? 0);
+  });
+});
