@@ -1,0 +1,91 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keysCommand } from '../../src/cli/keys.js';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'sentio-keys-'));
+const file = path.join(dir, 'keys.json');
+
+function cli(...args: string[]): Record<string, unknown>[] {
+  const out: string[] = [];
+  const code = keysCommand([...args, '--file', file], (l) => out.push(l));
+  expect(code).toBe(0);
+  return out.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+async function status(s: TestServer, key: string): Promise<number> {
+  return (await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: '{"messages":[{"content":{"text":"hi"}}]}' })).status;
+}
+
+let s: TestServer;
+let live: { id: string; key: string };
+let test: { id: string; key: string };
+
+beforeAll(async () => {
+  live = cli('create', '--name', 'prod backend') [0] as { id: string; key: string };
+  test = cli('create', '--name', 'ci', '--kind', 'test', '--rate-limit', '3')[0] as { id: string; key: string };
+  s = await startTestServer({ SENTIO_API_KEYS: '', SENTIO_API_KEYS_FILE: file });
+});
+afterAll(async () => { await s.close(); });
+
+describe('hashed key file and the keys CLI', () => {
+  it('creates keys in the decided forms, stores only digests, mode 0600', () => {
+    expect(live.key).toMatch(/^sentio_live_[A-Za-z0-9_-]{32}$/);
+    expect(test.key).toMatch(/^sentio_test_[A-Za-z0-9_-]{32}$/);
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain(live.key);
+    expect(text).not.toContain(test.key.slice(12));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const data = JSON.parse(text);
+    expect(data.keys[0]).toMatchObject({ id: live.id, name: 'prod backend', kind: 'live', revoked: false });
+    expect(data.keys[0].hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(typeof data.keys[0].created_at).toBe('string');
+    expect(data.keys[1].rate_limit_rpm).toBe(3);
+    const listed = cli('list');
+    expect(listed.map((k) => k['id'])).toEqual([live.id, test.id]);
+    expect(JSON.stringify(listed)).not.toContain(live.key);
+  });
+
+  it('the server accepts file keys (both headers) and applies the per-key rate limit', async () => {
+    expect(await status(s, live.key)).toBe(200);
+    const r = await fetch(`${s.base}/v1/emotions/analyse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${test.key}` }, body: '{"messages":[{"content":{"text":"hi"}}]}' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('ratelimit-limit')).toBe('3');
+    expect(await status(s, `${live.key}x`)).toBe(401);
+  });
+
+  it('a revoked key is refused within one second, without a restart', async () => {
+    const victim = cli('create', '--name', 'leaked')[0] as { id: string; key: string };
+    const deadline = Date.now() + 1_000;
+    while (Date.now() < deadline && (await status(s, victim.key)) !== 200) await new Promise((r) => setTimeout(r, 50));
+    expect(await status(s, victim.key)).toBe(200);
+    cli('revoke', victim.id);
+    const revokedAt = Date.now();
+    let code = 200;
+    while (Date.now() - revokedAt < 1_000 && (code = await status(s, victim.key)) === 200) await new Promise((r) => setTimeout(r, 25));
+    expect(code).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(1_000);
+    expect(await status(s, live.key)).toBe(200);
+  });
+
+  it('rotate issues a new key with the same name and limits and revokes the old one', async () => {
+    const out = cli('rotate', test.id)[0] as { revoked: string; id: string; key: string; name: string };
+    expect(out.revoked).toBe(test.id);
+    expect(out.name).toBe('ci');
+    const deadline = Date.now() + 1_000;
+    while (Date.now() < deadline && (await status(s, test.key)) !== 401) await new Promise((r) => setTimeout(r, 25));
+    expect(await status(s, test.key)).toBe(401);
+    expect(await status(s, out.key)).toBe(200);
+    const rec = JSON.parse(readFileSync(file, 'utf8')).keys.find((k: { id: string }) => k.id === out.id);
+    expect(rec.rate_limit_rpm).toBe(3);
+  });
+
+  it('SIGHUP reloads the file too', async () => {
+    const k = cli('create', '--name', 'hup')[0] as { key: string };
+    process.emit('SIGHUP', 'SIGHUP');
+    expect(await status(s, k.key)).toBe(200);
+  });
+});

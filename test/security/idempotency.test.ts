@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OTHER_KEY, startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => { s = await startTestServer(); });
+afterAll(async () => { await s.close(); });
+
+describe('Idempotency-Key', () => {
+  it('replays the first response and does not analyse or store again', async () => {
+    const ctx = `idem-${Date.now()}`;
+    const body = { messages: [{ externalId: 'only', content: { text: 'I am thrilled about the news' } }] };
+    const key = crypto.randomUUID();
+    const first = await s.post(`/v2/emotions/${ctx}/analysis`, body, { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const firstBody = await first.text();
+    const second = await s.post(`/v2/emotions/${ctx}/analysis`, body, { 'idempotency-key': key });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await second.text()).toBe(firstBody);
+    const state = await (await s.get(`/v2/emotions/${ctx}`)).json();
+    expect(state.trajectory.baseline.messageCount).toBe(1);
+  });
+
+  it('a different body with the same key is 422; another path counts as a different body', async () => {
+    const key = crypto.randomUUID();
+    expect((await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'a' } }] }, { 'idempotency-key': key })).status).toBe(200);
+    const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'b' } }] }, { 'idempotency-key': key });
+    expect(r.status).toBe(422);
+    expect((await r.json()).error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
+    const p = await s.post('/v1/emotions/analyse', { messages: [{ content: { text: 'a' } }] }, { 'idempotency-key': key });
+    expect(p.status).toBe(422);
+  });
+
+  it('is scoped per API key', async () => {
+    const key = crypto.randomUUID();
+    const body = { messages: [{ content: { text: 'scoped' } }] };
+    await s.post('/v2/emotions/analysis', body, { 'idempotency-key': key });
+    const other = await s.post('/v2/emotions/analysis', body, { 'idempotency-key': key, 'x-api-key': OTHER_KEY });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a retry while the first request still runs is 409', async () => {
+    const key = crypto.randomUUID();
+    // About 1,024 × 128 tokens: long enough to still be running when the retry arrives.
+    const long = 'I cannot believe how much everything has changed, honestly, it is strange. '.repeat(10);
+    const body = { messages: Array.from({ length: 1024 }, (_, i) => ({ content: { text: `${i} ${long}` } })) };
+    const first = s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
+    await new Promise((r) => setTimeout(r, 300));
+    const dup = await s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
+    expect(dup.status).toBe(409);
+    expect((await dup.json()).error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_in_use' });
+    expect((await first).status).toBe(200);
+    const replay = await s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('a failed request is not stored: the same key may be retried', async () => {
+    const key = crypto.randomUUID();
+    expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
+    expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
+  });
+});
