@@ -1,0 +1,456 @@
+/**
+ * The dynamic micro-batcher: turns many small analyze() calls into few large engine runs.
+ *
+ * A batch closes when it is full (maxBatchSize texts, or maxBatchTokens padded tokens = texts x longest
+ * estimated length), when its oldest text has waited maxWaitMs, or at once when no batch is running:
+ * waiting while the engine idles only adds latency. At most maxBatchesInFlight batches are handed to the
+ * engine at a time; with 2, the next batch is already queued natively while one runs, so the engine never
+ * waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
+ * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
+ * similar length within a look-ahead window, which cuts padding without starving anyone (the oldest
+ * text always goes next). Texts whose caller aborted are dropped before they reach the engine. When the
+ * queue holds maxQueue texts, new calls are refused with EngineOverloadedError rather than queued without
+ * bound. docs/engine.md explains the defaults.
+ */
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+import { EngineAbortedError, EngineDisposedError, EngineOverloadedError, InferenceError } from './errors.js';
+
+export interface BatcherOptions<I> {
+  maxBatchSize: number;
+  /** Budget of padded tokens per batch: texts x the longest text's estimated tokens. */
+  maxBatchTokens: number;
+  maxWaitMs: number;
+  /** Texts waiting for a batch (not those running). A larger call is still admitted into an empty queue. */
+  maxQueue: number;
+  maxBatchesInFlight: number;
+  /** How many batches' worth of queued texts a batch may pick from (similar lengths), >= 1. */
+  lookahead?: number;
+  /** Estimated tokens of one item (see estimate.ts). */
+  cost: (item: I) => number;
+  clock?: Clock;
+}
+
+/** Runs one batch and resolves with one output per item, in order. */
+export type BatchRunner<I, O> = (items: I[]) => Promise<O[]>;
+
+/** Counters for metrics: gauges (queued*, inFlight*) and totals since start. */
+export interface BatcherStats {
+  queuedTexts: number;
+  inFlightBatches: number;
+  inFlightTexts: number;
+  batches: number;
+  texts: number;
+  overloaded: number;
+  aborted: number;
+  dropped: number;
+  failedBatches: number;
+}
+
+/** What the engine needs from a dispatcher; the batcher and the unbatched pass-through both provide it. */
+export interface Dispatcher<I, O> {
+  submit(items: readonly I[], signal?: AbortSignal): Promise<O[]>;
+  stats(): BatcherStats;
+  /** Refuse new calls and reject queued ones with `reason`; batches already running finish. */
+  close(reason: Error): void;
+  /** Resolves once nothing is queued or running. */
+  drain(): Promise<void>;
+}
+
+interface Call<O> {
+  results: O[];
+  remaining: number; // results still missing
+  queued: number; // entries still waiting in the queue
+  done: boolean;
+  resolve: (results: O[]) => void;
+  reject: (err: Error) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+interface Entry<I, O> {
+  item: I;
+  cost: number;
+  call: Call<O>;
+  index: number; // position in the call's results
+  enqueuedAt: number;
+  taken: boolean;
+}
+
+export function abortReason(signal: AbortSignal): EngineAbortedError {
+  const reason: unknown = signal.reason;
+  const detail = reason instanceof Error ? `: ${reason.message}` : '';
+  return new EngineAbortedError(`analysis aborted by the caller${detail}`, { cause: reason });
+}
+
+function settle<O>(call: Call<O>, outcome: { results: O[] } | { error: Error }): void {
+  if (call.done) return;
+  call.done = true;
+  if (call.onAbort) call.signal?.removeEventListener('abort', call.onAbort);
+  if ('results' in outcome) call.resolve(outcome.results);
+  else call.reject(outcome.error);
+}
+
+export class MicroBatcher<I, O> implements Dispatcher<I, O> {
+  readonly #run: BatchRunner<I, O>;
+  readonly #opts: Required<Omit<BatcherOptions<I>, 'clock'>>;
+  readonly #clock: Clock;
+  #queue: Entry<I, O>[] = [];
+  #head = 0; // entries before it have left the queue
+  #queued = 0; // live entries waiting
+  #inFlight = 0;
+  #inFlightTexts = 0;
+  #timer: unknown = undefined;
+  #timerAt = Infinity;
+  #scheduled = false;
+  #closed: Error | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
+
+  constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
+    this.#run = run;
+    this.#clock = opts.clock ?? systemClock;
+    this.#opts = { lookahead: 4, ...opts };
+    for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead'] as const) {
+      const v = this.#opts[key];
+      if (!Number.isInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer, got ${v}`);
+    }
+    if (!(this.#opts.maxWaitMs >= 0)) throw new RangeError(`maxWaitMs must be >= 0, got ${this.#opts.maxWaitMs}`);
+  }
+
+  submit(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    if (signal?.aborted) {
+      this.#stats.aborted++;
+      return Promise.reject(abortReason(signal));
+    }
+    if (items.length === 0) return Promise.resolve([]);
+    const { maxQueue } = this.#opts;
+    // A call larger than the whole queue may still run alone, so that bulk callers are not locked out.
+    if (this.#queued + items.length > maxQueue && this.#queued > 0) {
+      this.#stats.overloaded++;
+      return Promise.reject(
+        new EngineOverloadedError(`analysis queue full: ${this.#queued} texts waiting, ${items.length} more would pass the limit of ${maxQueue}`),
+      );
+    }
+    return new Promise<O[]>((resolve, reject) => {
+      const call: Call<O> = {
+        results: new Array<O>(items.length),
+        remaining: items.length,
+        queued: items.length,
+        done: false,
+        resolve,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
+      const now = this.#clock.now();
+      const entries = items.map((item, index): Entry<I, O> => ({
+        item,
+        cost: this.#opts.cost(item),
+        call,
+        index,
+        enqueuedAt: now,
+        taken: false,
+      }));
+      if (entries.length > 1) entries.sort((a, b) => a.cost - b.cost); // shortest first: less padding per batch
+      for (const e of entries) this.#queue.push(e);
+      this.#queued += entries.length;
+      if (signal) {
+        call.onAbort = () => this.#abort(call);
+        signal.addEventListener('abort', call.onAbort, { once: true });
+      }
+      this.#schedule();
+    });
+  }
+
+  stats(): BatcherStats {
+    return { queuedTexts: this.#queued, inFlightBatches: this.#inFlight, inFlightTexts: this.#inFlightTexts, ...this.#stats };
+  }
+
+  close(reason: Error): void {
+    if (this.#closed) return;
+    this.#closed = reason;
+    this.#clearTimer();
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      const call = this.#queue[i]!.call;
+      if (!call.done) settle(call, { error: reason });
+    }
+    this.#queue = [];
+    this.#head = 0;
+    this.#queued = 0;
+    this.#notifyIdle();
+  }
+
+  drain(): Promise<void> {
+    if (this.#queued === 0 && this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #abort(call: Call<O>): void {
+    if (call.done) return;
+    this.#stats.aborted++;
+    this.#queued -= call.queued; // its entries stay in the array as dead weight until a scan drops them
+    this.#stats.dropped += call.queued;
+    call.queued = 0;
+    settle(call, { error: abortReason(call.signal!) });
+    this.#notifyIdle();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    this.#clock.defer(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight } = this.#opts;
+    while (this.#inFlight < maxBatchesInFlight && !this.#closed) {
+      const { live, end } = this.#window();
+      const oldest = live[0];
+      if (!oldest) break;
+      const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
+      if (!full && this.#inFlight > 0) {
+        const due = oldest.enqueuedAt + maxWaitMs;
+        if (this.#clock.now() < due) {
+          this.#armTimer(due);
+          return;
+        }
+      }
+      this.#dispatch(this.#take(live, end));
+    }
+    if (this.#queued === 0) this.#clearTimer();
+  }
+
+  /** Live entries from the head, up to lookahead batches' worth, and where the scan stopped. */
+  #window(): { live: Entry<I, O>[]; end: number } {
+    const limit = this.#opts.maxBatchSize * this.#opts.lookahead;
+    while (this.#head < this.#queue.length && this.#queue[this.#head]!.call.done) this.#head++;
+    const live: Entry<I, O>[] = [];
+    let i = this.#head;
+    for (; i < this.#queue.length && live.length < limit; i++) {
+      const e = this.#queue[i]!;
+      if (!e.call.done) live.push(e);
+    }
+    return { live, end: i };
+  }
+
+  /** Choose the next batch from the window and remove it (and dead entries) from the queue. */
+  #take(live: Entry<I, O>[], end: number): Entry<I, O>[] {
+    const { maxBatchSize, maxBatchTokens } = this.#opts;
+    let batch: Entry<I, O>[];
+    if (live.length <= maxBatchSize && paddedCost(live) <= maxBatchTokens) {
+      batch = live;
+    } else {
+      batch = similarAround(live, maxBatchSize, maxBatchTokens);
+    }
+    for (const e of batch) e.taken = true;
+    // Compact [head, end): keep what is neither taken nor dead, in order, ending at `end`.
+    let write = end;
+    for (let i = end - 1; i >= this.#head; i--) {
+      const e = this.#queue[i]!;
+      if (e.taken) continue;
+      if (e.call.done) {
+        continue; // dropped: counted when its call was aborted
+      }
+      this.#queue[--write] = e;
+    }
+    this.#head = write;
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return batch;
+  }
+
+  #dispatch(batch: Entry<I, O>[]): void {
+    for (const e of batch) e.call.queued--;
+    this.#queued -= batch.length;
+    this.#inFlight++;
+    this.#inFlightTexts += batch.length;
+    this.#stats.batches++;
+    this.#stats.texts += batch.length;
+    let running: Promise<O[]>;
+    try {
+      running = this.#run(batch.map((e) => e.item));
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    running
+      .then(
+        (outputs) => {
+          if (outputs.length !== batch.length) {
+            throw new InferenceError(`engine returned ${outputs.length} results for ${batch.length} texts. This is a bug.`);
+          }
+          batch.forEach((e, i) => {
+            const call = e.call;
+            if (call.done) return;
+            call.results[e.index] = outputs[i]!;
+            if (--call.remaining === 0) settle(call, { results: call.results });
+          });
+        },
+      )
+      .catch((err: unknown) => {
+        this.#stats.failedBatches++;
+        const error = err instanceof Error ? err : new InferenceError(String(err));
+        for (const e of batch) settle(e.call, { error });
+      })
+      .finally(() => {
+        this.#inFlight--;
+        this.#inFlightTexts -= batch.length;
+        this.#schedule();
+        this.#notifyIdle();
+      });
+  }
+
+  #armTimer(at: number): void {
+    if (this.#timer !== undefined && this.#timerAt <= at) return;
+    this.#clearTimer();
+    this.#timerAt = at;
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      this.#pump();
+    }, Math.max(0, at - this.#clock.now()));
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === undefined) return;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+  }
+
+  #notifyIdle(): void {
+    if (this.#queued !== 0 || this.#inFlight !== 0 || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+function paddedCost(entries: readonly { cost: number }[]): number {
+  let max = 0;
+  for (const e of entries) if (e.cost > max) max = e.cost;
+  return max * entries.length;
+}
+
+/**
+ * The batch around the oldest entry (live[0]): sort the window by cost and grow a contiguous run from
+ * the oldest, each step taking the neighbour whose cost is closer to its own, while the batch stays
+ * within maxSize and the padded-token budget. The oldest goes even if it alone is over budget.
+ */
+function similarAround<E extends { cost: number }>(live: E[], maxSize: number, budget: number): E[] {
+  const oldest = live[0]!;
+  const sorted = live.slice().sort((a, b) => a.cost - b.cost);
+  let lo = sorted.indexOf(oldest);
+  let hi = lo;
+  let max = oldest.cost;
+  while (hi - lo + 1 < maxSize) {
+    const count = hi - lo + 2;
+    const left = lo > 0 ? sorted[lo - 1] : undefined;
+    const right = hi < sorted.length - 1 ? sorted[hi + 1] : undefined;
+    const canLeft = left !== undefined && count * max <= budget;
+    const canRight = right !== undefined && count * Math.max(max, right.cost) <= budget;
+    if (!canLeft && !canRight) break;
+    if (canLeft && (!canRight || oldest.cost - left.cost <= right!.cost - oldest.cost)) {
+      lo--;
+    } else {
+      hi++;
+      max = Math.max(max, right!.cost);
+    }
+  }
+  return sorted.slice(lo, hi + 1);
+}
+
+/**
+ * The unbatched mode: every call goes to the engine as its own run(s) (calls larger than maxBatchSize
+ * are split), with no waiting and no in-flight bound; the queue limit still applies. It is the
+ * "one request, one inference" baseline that benchmarks compare the batcher with.
+ */
+export class PassThrough<I, O> implements Dispatcher<I, O> {
+  readonly #run: BatchRunner<I, O>;
+  readonly #maxBatchSize: number;
+  readonly #maxQueue: number;
+  #pending = 0;
+  #inFlight = 0;
+  #closed: Error | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
+
+  constructor(run: BatchRunner<I, O>, opts: { maxBatchSize: number; maxQueue: number }) {
+    this.#run = run;
+    this.#maxBatchSize = opts.maxBatchSize;
+    this.#maxQueue = opts.maxQueue;
+  }
+
+  async submit(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
+    if (this.#closed) throw this.#closed;
+    if (signal?.aborted) {
+      this.#stats.aborted++;
+      throw abortReason(signal);
+    }
+    if (items.length === 0) return [];
+    if (this.#pending + items.length > this.#maxQueue && this.#pending > 0) {
+      this.#stats.overloaded++;
+      throw new EngineOverloadedError(`analysis queue full: ${this.#pending} texts pending, limit ${this.#maxQueue}`);
+    }
+    this.#pending += items.length;
+    try {
+      const chunks: Promise<O[]>[] = [];
+      for (let i = 0; i < items.length; i += this.#maxBatchSize) {
+        chunks.push(this.#runOne(items.slice(i, i + this.#maxBatchSize)));
+      }
+      const all = Promise.all(chunks).then((parts) => parts.flat());
+      if (!signal) return await all;
+      return await new Promise<O[]>((resolve, reject) => {
+        const onAbort = (): void => {
+          this.#stats.aborted++;
+          reject(abortReason(signal));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      });
+    } finally {
+      this.#pending -= items.length;
+      this.#notifyIdle();
+    }
+  }
+
+  async #runOne(items: I[]): Promise<O[]> {
+    this.#inFlight++;
+    this.#stats.batches++;
+    this.#stats.texts += items.length;
+    try {
+      return await this.#run(items);
+    } catch (err) {
+      this.#stats.failedBatches++;
+      throw err;
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  stats(): BatcherStats {
+    return { queuedTexts: 0, inFlightBatches: this.#inFlight, inFlightTexts: this.#pending, ...this.#stats };
+  }
+
+  close(reason: Error): void {
+    this.#closed ??= reason;
+  }
+
+  drain(): Promise<void> {
+    if (this.#pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #notifyIdle(): void {
+    if (this.#pending !== 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The only place that loads the native addon (build/Release/sentio.node, built by `npm run build:native`).
+ * It declares the addon's five functions and wraps them so that every failure, thrown or rejected, comes
+ * out as one of the engine's typed errors (errors.ts). The addon is loaded on first use, so importing
+ * the engine costs nothing where it is never started.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ModelLoadError, fromNativeError } from './errors.js';
+
+/** Tokenizer tables as the addon takes them (see tokenizer-tables.ts for how tokenizer.json maps here). */
+export interface NativeTokenizerTables {
+  vocab: readonly string[];
+  /** Repeated [code point, n, r1 .. rn]. */
+  charMap: Uint32Array;
+  /** Repeated [first, last, class]. */
+  classes: Uint32Array;
+  continuationPrefix: string;
+  maxLength: number;
+  maxWordChars: number;
+  padId: number;
+  unkId: number;
+  clsId: number;
+}
+
+export type ExecutionProvider = 'auto' | 'cuda' | 'cpu';
+export type GraphOptimization = 'disabled' | 'basic' | 'extended' | 'all';
+
+export interface NativeLoadOptions {
+  modelPath: string;
+  tokenizer: NativeTokenizerTables;
+  executionProvider?: ExecutionProvider;
+  cudaDeviceId?: number;
+  /** 0 lets ONNX Runtime pick (one per physical core). */
+  intraOpThreads?: number;
+  interOpThreads?: number;
+  graphOptimization?: GraphOptimization;
+  /** ONNX Runtime worker threads busy-wait between ops when true. */
+  allowSpinning?: boolean;
+  /** Run a few batches at load so that the first request does not pay for arena growth. */
+  warmup?: boolean;
+  /** A run() with more texts is split into ONNX Runtime runs of at most this many. */
+  maxRunTexts?: number;
+}
+
+declare const handleBrand: unique symbol;
+/** An opaque, type-tagged reference to a loaded engine. */
+export interface NativeHandle {
+  readonly [handleBrand]: true;
+}
+
+/** Token ids, flat, with each text's count; every text has at least one id ([CLS]). */
+export interface NativeTokens {
+  ids: Int32Array;
+  lengths: Int32Array;
+}
+
+export interface NativeRunResult {
+  /** One array per model output, [batch, width] row-major, texts in input order. */
+  outputs: Record<string, Float32Array>;
+  /** Model input tokens per text ([CLS] included, after truncation). */
+  tokenCounts: Int32Array;
+}
+
+export interface NativeInfo {
+  provider: 'cpu' | 'cuda';
+  /** Why 'auto' did not get CUDA; null when it did, or when CPU was asked for. */
+  fallbackReason: string | null;
+  ortVersion: string;
+  outputs: { name: string; width: number }[];
+  maxLength: number;
+  vocabSize: number;
+  intraOpThreads: number;
+  interOpThreads: number;
+  graphOptimization: GraphOptimization;
+  disposed: boolean;
+}
+
+interface RawBinding {
+  load(options: NativeLoadOptions): Promise<NativeHandle>;
+  run(handle: NativeHandle, batch: readonly string[] | NativeTokens): Promise<NativeRunResult>;
+  tokenize(handle: NativeHandle, texts: readonly string[]): Promise<NativeTokens>;
+  info(handle: NativeHandle): NativeInfo;
+  dispose(handle: NativeHandle): Promise<void>;
+}
+
+export type NativeBinding = RawBinding;
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** src/engine (tests, tsx) and dist/src/engine (built) both sit below the repository root. */
+const CANDIDATES = [join(here, '..', '..', 'build', 'Release', 'sentio.node'), join(here, '..', '..', '..', 'build', 'Release', 'sentio.node')];
+
+let raw: RawBinding | undefined;
+
+function loadRaw(): RawBinding {
+  if (raw) return raw;
+  const override = process.env['SENTIO_NATIVE_ADDON'];
+  const path = override ?? CANDIDATES.find((p) => existsSync(p));
+  if (!path) {
+    throw new ModelLoadError(`native addon not built: none of ${CANDIDATES.join(', ')} exists; run \`npm run build:native\``);
+  }
+  try {
+    raw = createRequire(import.meta.url)(path) as RawBinding;
+  } catch (err) {
+    throw new ModelLoadError(`cannot load native addon ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  return raw;
+}
+
+async function call<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw fromNativeError(err);
+  }
+}
+
+/** The addon, typed, with errors translated. Async functions never throw synchronously. */
+export const native: NativeBinding = {
+  load: (options) => call(() => loadRaw().load(options)),
+  run: (handle, batch) => call(() => loadRaw().run(handle, batch)),
+  tokenize: (handle, texts) => call(() => loadRaw().tokenize(handle, texts)),
+  info: (handle) => {
+    try {
+      return loadRaw().info(handle);
+    } catch (err) {
+      throw fromNativeError(err);
+    }
+  },
+  dispose: (handle) => call(() => loadRaw().dispose(handle)),
+};

@@ -1,0 +1,262 @@
+/**
+ * Sentio's inference engine: the native addon (tokenizer + ONNX Runtime on its own thread) behind the
+ * micro-batcher. The server, benchmarks and tests use this and nothing else for inference.
+ *
+ *   const engine = await createEngine({ modelDir: 'models/emotion' });
+ *   const [scores] = await engine.analyze(['I am so happy'], { signal });
+ *   await engine.close();
+ */
+import { resolve } from 'node:path';
+import type { NativeHandle, NativeInfo, NativeRunResult } from './binding.js';
+import { native } from './binding.js';
+import type { BatcherStats, Dispatcher } from './batcher.js';
+import { MicroBatcher, PassThrough } from './batcher.js';
+import { estimateTokens } from './estimate.js';
+import { EngineDisposedError, EngineInputError, ModelLoadError } from './errors.js';
+import type { ModelManifest } from './model-files.js';
+import { readModelFiles } from './model-files.js';
+import type { EngineOptions, ResolvedEngineOptions } from './options.js';
+import { effectiveIntraOpThreads, resolveEngineOptions } from './options.js';
+
+export * from './errors.js';
+export type { EngineOptions, EngineLogger } from './options.js';
+export { ENGINE_DEFAULTS } from './options.js';
+
+/** One text's model outputs. Arrays are views into the batch's output buffers; do not keep them mutable. */
+export interface TextScores {
+  /** Six probabilities in the manifest's label order (info.labels.emotions). */
+  emotions: Float32Array;
+  /** 28 independent probabilities in the manifest's order (info.labels.subEmotions). */
+  subEmotions: Float32Array;
+  valence: number;
+  arousal: number;
+  /** Model input tokens ([CLS] included, after truncation to maxLength). */
+  tokens: number;
+}
+
+export interface AnalyzeOptions {
+  /** Aborting rejects with EngineAbortedError; queued texts are dropped before they reach the model. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface EngineInfo {
+  /** The execution provider actually in use. */
+  provider: 'cpu' | 'cuda';
+  requestedProvider: 'auto' | 'cuda' | 'cpu';
+  /** Why 'auto' runs on CPU; null otherwise. */
+  fallbackReason: string | null;
+  model: { name: string; version: string; dir: string };
+  labels: { emotions: readonly string[]; subEmotions: readonly string[] };
+  maxLength: number;
+  ortVersion: string;
+  intraOpThreads: number;
+  interOpThreads: number;
+  graphOptimization: string;
+  batching: {
+    enabled: boolean;
+    maxBatchSize: number;
+    maxBatchTokens: number;
+    maxWaitMs: number;
+    maxQueue: number;
+    maxBatchesInFlight: number;
+  };
+}
+
+export interface EngineStats extends BatcherStats {
+  closed: boolean;
+}
+
+export interface Engine {
+  readonly info: EngineInfo;
+  /** The manifest's label order for emotions and subEmotions (the shape the server's ScoreMapper takes). */
+  readonly labels: { emotions: readonly string[]; subEmotions: readonly string[] };
+  /** Scores for each text, in order. Rejects with a typed EngineError (see errors.ts). */
+  analyze(texts: readonly string[], opts?: AnalyzeOptions): Promise<TextScores[]>;
+  /** Queue depth, batches in flight and totals, for metrics. */
+  stats(): EngineStats;
+  /** A JSON-friendly summary for /readyz and logs. */
+  describe(): Record<string, unknown>;
+  /**
+   * Stop: queued texts are rejected with EngineDisposedError, a running batch is cut short (its texts
+   * rejected the same way), and the native session is freed. With drain: true, queued and running
+   * work finishes first. Idempotent.
+   */
+  close(opts?: { drain?: boolean }): Promise<void>;
+}
+
+/** Output names fixed by the model contract (models/emotion/manifest.json). */
+const OUT_EMOTIONS = 'emotions';
+const OUT_SUB = 'sub_emotions';
+const OUT_VA = 'valence_arousal';
+
+export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
+  const opts = resolveEngineOptions(options);
+  const dir = resolve(opts.modelDir);
+  const started = performance.now();
+  const files = await readModelFiles(dir, { verifyChecksums: opts.verifyChecksums });
+  const handle = await native.load({
+    modelPath: files.modelPath,
+    tokenizer: files.tokenizer,
+    executionProvider: opts.executionProvider,
+    cudaDeviceId: opts.cudaDeviceId,
+    intraOpThreads: effectiveIntraOpThreads(opts.intraOpThreads),
+    interOpThreads: opts.interOpThreads,
+    graphOptimization: opts.graphOptimization,
+    allowSpinning: opts.allowSpinning,
+    warmup: opts.warmup,
+    maxRunTexts: Math.max(opts.maxBatchSize, 1),
+  });
+  let nativeInfo: NativeInfo;
+  try {
+    nativeInfo = native.info(handle);
+    checkOutputs(nativeInfo, files.manifest);
+  } catch (err) {
+    await native.dispose(handle);
+    throw err;
+  }
+  const engine = new NativeEngine(handle, nativeInfo, files.manifest, dir, opts);
+  const loadMs = Math.round(performance.now() - started);
+  if (nativeInfo.fallbackReason !== null) {
+    const reason = firstLine(nativeInfo.fallbackReason);
+    const line = 'CUDA execution provider unavailable, running on CPU (see docs/gpu.md)';
+    if (opts.logger) opts.logger.warn({ reason }, line);
+    else process.emitWarning(`${line}: ${reason}`, { code: 'SENTIO_CUDA_FALLBACK' });
+  }
+  opts.logger?.info({ engine: engine.describe(), loadMs }, 'emotion engine ready');
+  return engine;
+}
+
+function checkOutputs(info: NativeInfo, manifest: ModelManifest): void {
+  const widths = new Map(info.outputs.map((o) => [o.name, o.width]));
+  const expect: [string, number][] = [
+    [OUT_EMOTIONS, manifest.outputs.emotions.labels.length],
+    [OUT_SUB, manifest.outputs.sub_emotions.labels.length],
+    [OUT_VA, manifest.outputs.valence_arousal.labels.length],
+  ];
+  for (const [name, width] of expect) {
+    const got = widths.get(name);
+    if (got !== width) {
+      throw new ModelLoadError(`model output ${name} has width ${String(got)}, the manifest lists ${width} labels`);
+    }
+  }
+}
+
+/** ONNX Runtime's messages carry a source location and a trailing newline; keep the readable part. */
+function firstLine(s: string): string {
+  const line = s.split('\n')[0] ?? s;
+  const at = line.lastIndexOf('] : ');
+  return (at >= 0 ? line.slice(at + 4) : line).trim();
+}
+
+class NativeEngine implements Engine {
+  readonly info: EngineInfo;
+  readonly labels: { emotions: readonly string[]; subEmotions: readonly string[] };
+  readonly #handle: NativeHandle;
+  readonly #dispatcher: Dispatcher<string, TextScores>;
+  readonly #widths: { emotions: number; sub: number; va: number };
+  readonly #vaIndex: { valence: number; arousal: number };
+  #closing: Promise<void> | undefined;
+
+  constructor(handle: NativeHandle, ni: NativeInfo, manifest: ModelManifest, dir: string, opts: ResolvedEngineOptions) {
+    this.#handle = handle;
+    const labels = {
+      emotions: Object.freeze([...manifest.outputs.emotions.labels]),
+      subEmotions: Object.freeze([...manifest.outputs.sub_emotions.labels]),
+    };
+    this.labels = Object.freeze(labels);
+    const va = manifest.outputs.valence_arousal.labels;
+    this.#vaIndex = { valence: va.indexOf('valence'), arousal: va.indexOf('arousal') };
+    this.#widths = { emotions: labels.emotions.length, sub: labels.subEmotions.length, va: va.length };
+    this.info = Object.freeze({
+      provider: ni.provider,
+      requestedProvider: opts.executionProvider,
+      fallbackReason: ni.fallbackReason === null ? null : firstLine(ni.fallbackReason),
+      model: { name: manifest.name, version: manifest.version, dir },
+      labels: this.labels,
+      maxLength: ni.maxLength,
+      ortVersion: ni.ortVersion,
+      intraOpThreads: ni.intraOpThreads,
+      interOpThreads: ni.interOpThreads,
+      graphOptimization: ni.graphOptimization,
+      batching: {
+        enabled: opts.batching,
+        maxBatchSize: opts.maxBatchSize,
+        maxBatchTokens: opts.maxBatchTokens,
+        maxWaitMs: opts.maxWaitMs,
+        maxQueue: opts.maxQueue,
+        maxBatchesInFlight: opts.maxBatchesInFlight,
+      },
+    });
+    const run = (texts: string[]): Promise<TextScores[]> => native.run(handle, texts).then((r) => this.#split(r, texts.length));
+    const maxLength = ni.maxLength;
+    this.#dispatcher = opts.batching
+      ? new MicroBatcher<string, TextScores>(run, {
+          maxBatchSize: opts.maxBatchSize,
+          maxBatchTokens: opts.maxBatchTokens,
+          maxWaitMs: opts.maxWaitMs,
+          maxQueue: opts.maxQueue,
+          maxBatchesInFlight: opts.maxBatchesInFlight,
+          cost: (text) => estimateTokens(text, maxLength),
+          ...(opts.clock ? { clock: opts.clock } : {}),
+        })
+      : new PassThrough<string, TextScores>(run, { maxBatchSize: opts.maxBatchSize, maxQueue: opts.maxQueue });
+  }
+
+  analyze(texts: readonly string[], opts?: AnalyzeOptions): Promise<TextScores[]> {
+    if (!Array.isArray(texts)) return Promise.reject(new EngineInputError('analyze(texts): texts must be an array of strings'));
+    for (let i = 0; i < texts.length; i++) {
+      if (typeof texts[i] !== 'string') {
+        return Promise.reject(new EngineInputError(`analyze(texts): texts[${i}] is not a string`));
+      }
+    }
+    return this.#dispatcher.submit(texts, opts?.signal);
+  }
+
+  stats(): EngineStats {
+    return { ...this.#dispatcher.stats(), closed: this.#closing !== undefined };
+  }
+
+  describe(): Record<string, unknown> {
+    const i = this.info;
+    return {
+      provider: i.provider,
+      requestedProvider: i.requestedProvider,
+      ...(i.fallbackReason ? { fallbackReason: i.fallbackReason } : {}),
+      model: `${i.model.name}@${i.model.version}`,
+      maxLength: i.maxLength,
+      onnxruntime: i.ortVersion,
+      threads: { intraOp: i.intraOpThreads, interOp: i.interOpThreads },
+      batching: i.batching,
+    };
+  }
+
+  close(opts: { drain?: boolean } = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      if (opts.drain) await this.#dispatcher.drain();
+      this.#dispatcher.close(new EngineDisposedError('engine closed'));
+      await native.dispose(this.#handle);
+    })();
+    return this.#closing;
+  }
+
+  #split(r: NativeRunResult, n: number): TextScores[] {
+    const em = r.outputs[OUT_EMOTIONS];
+    const sub = r.outputs[OUT_SUB];
+    const va = r.outputs[OUT_VA];
+    const { emotions: we, sub: ws, va: wv } = this.#widths;
+    if (!em || !sub || !va || em.length !== n * we || sub.length !== n * ws || va.length !== n * wv) {
+      throw new ModelLoadError('model outputs do not match the manifest. This is a bug.');
+    }
+    const out = new Array<TextScores>(n);
+    for (let i = 0; i < n; i++) {
+      out[i] = {
+        emotions: em.subarray(i * we, (i + 1) * we),
+        subEmotions: sub.subarray(i * ws, (i + 1) * ws),
+        valence: va[i * wv + this.#vaIndex.valence]!,
+        arousal: va[i * wv + this.#vaIndex.arousal]!,
+        tokens: r.tokenCounts[i]!,
+      };
+    }
+    return out;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Engine options and their defaults. Each default is argued in docs/engine.md; the server maps its
+ * SENTIO_* environment onto these (src/config.ts).
+ */
+import { availableParallelism } from 'node:os';
+import type { Clock } from './clock.js';
+import type { ExecutionProvider, GraphOptimization } from './binding.js';
+import { EngineInputError } from './errors.js';
+
+/** A pino-compatible logger subset: the engine logs a line at load (and a warning on CUDA fallback). */
+export interface EngineLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface EngineOptions {
+  /** Folder with model.onnx, tokenizer.json and manifest.json. Default models/emotion (from the working directory). */
+  modelDir?: string;
+  /** auto: CUDA when usable, else CPU with one warning. cuda: fail at load without CUDA. Default auto. */
+  executionProvider?: ExecutionProvider;
+  cudaDeviceId?: number;
+  /** ONNX Runtime threads inside one operator. 0 = one per core. Default 0. */
+  intraOpThreads?: number;
+  /** Threads across independent operators (the graph runs sequentially). Default 1. */
+  interOpThreads?: number;
+  graphOptimization?: GraphOptimization;
+  /** Let ONNX Runtime's threads spin between operators. Default false (they would compete with the JS thread). */
+  allowSpinning?: boolean;
+  /** Check model.onnx and tokenizer.json against the manifest's sha256. Default true. */
+  verifyChecksums?: boolean;
+  /** Run warm-up batches at load. Default true. */
+  warmup?: boolean;
+  /** false: every analyze() call is its own engine run (the unbatched baseline). Default true. */
+  batching?: boolean;
+  /** Texts per batch. Default 64. */
+  maxBatchSize?: number;
+  /** Padded tokens per batch (texts x longest). Default 8192 (64 texts of 128 tokens). */
+  maxBatchTokens?: number;
+  /** Longest a text waits for companions while another batch runs. Default 2 ms. */
+  maxWaitMs?: number;
+  /** Texts waiting for a batch before calls are refused with EngineOverloadedError. Default 4096. */
+  maxQueue?: number;
+  /** Batches handed to the native engine at once (one running, one ready). Default 2. */
+  maxBatchesInFlight?: number;
+  logger?: EngineLogger;
+  /** Injected time for the batcher (tests). */
+  clock?: Clock;
+}
+
+export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'logger' | 'clock' | 'cudaDeviceId'>> &
+  Pick<EngineOptions, 'logger' | 'clock'> & { cudaDeviceId: number };
+
+export const ENGINE_DEFAULTS = {
+  modelDir: 'models/emotion',
+  executionProvider: 'auto',
+  cudaDeviceId: 0,
+  intraOpThreads: 0,
+  interOpThreads: 1,
+  graphOptimization: 'all',
+  allowSpinning: false,
+  verifyChecksums: true,
+  warmup: true,
+  batching: true,
+  maxBatchSize: 64,
+  maxBatchTokens: 8192,
+  maxWaitMs: 2,
+  maxQueue: 4096,
+  maxBatchesInFlight: 2,
+} as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
+
+function int(name: string, v: number, min: number, max = 1 << 30): number {
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw new EngineInputError(`engine option ${name} must be an integer in [${min}, ${max}], got ${v}`);
+  }
+  return v;
+}
+
+export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptions {
+  const r: ResolvedEngineOptions = { ...ENGINE_DEFAULTS, ...stripUndefined(o) };
+  if (!['auto', 'cuda', 'cpu'].includes(r.executionProvider)) {
+    throw new EngineInputError(`engine option executionProvider must be auto, cuda or cpu, got ${String(r.executionProvider)}`);
+  }
+  if (!['disabled', 'basic', 'extended', 'all'].includes(r.graphOptimization)) {
+    throw new EngineInputError(`engine option graphOptimization must be disabled, basic, extended or all`);
+  }
+  int('cudaDeviceId', r.cudaDeviceId, 0, 1024);
+  int('intraOpThreads', r.intraOpThreads, 0, 1024);
+  int('interOpThreads', r.interOpThreads, 0, 1024);
+  int('maxBatchSize', r.maxBatchSize, 1, 65536);
+  int('maxBatchTokens', r.maxBatchTokens, 1);
+  int('maxQueue', r.maxQueue, 1);
+  int('maxBatchesInFlight', r.maxBatchesInFlight, 1, 64);
+  if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {
+    throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
+  }
+  return r;
+}
+
+/** What intraOpThreads 0 means here, for the log line and info. */
+export function effectiveIntraOpThreads(requested: number): number {
+  return requested > 0 ? requested : availableParallelism();
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
