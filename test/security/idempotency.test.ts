@@ -43,18 +43,23 @@ describe('Idempotency-Key', () => {
   });
 
   it('a retry while the first request still runs is 409', async () => {
-    const key = crypto.randomUUID();
-    // About 1,024 × 128 tokens: long enough to still be running when the retry arrives.
+    // Keep the engine busy so the first request is still queued when its retry arrives.
     const long = 'I cannot believe how much everything has changed, honestly, it is strange. '.repeat(10);
-    const body = { messages: Array.from({ length: 1024 }, (_, i) => ({ content: { text: `${i} ${long}` } })) };
-    const first = s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
-    await new Promise((r) => setTimeout(r, 300));
-    const dup = await s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
+    const load = Array.from({ length: 3 }, () =>
+      s.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1000 }, (_, i) => ({ content: { text: `${i} ${long}` } })) }));
+    await new Promise((r) => setTimeout(r, 100));
+    const key = crypto.randomUUID();
+    const body = { messages: [{ content: { text: 'still running?' } }] };
+    const first = s.post('/v2/emotions/analysis', body, { 'idempotency-key': key });
+    await new Promise((r) => setTimeout(r, 20));
+    const dup = await s.post('/v2/emotions/analysis', body, { 'idempotency-key': key });
     expect(dup.status).toBe(409);
+    expect(dup.headers.get('retry-after')).toBe('1');
     expect((await dup.json()).error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_in_use' });
     expect((await first).status).toBe(200);
-    const replay = await s.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': key });
+    const replay = await s.post('/v2/emotions/analysis', body, { 'idempotency-key': key });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    for (const r of await Promise.all(load)) expect(r.status).toBe(200);
   });
 
   it('a failed request is not stored: the same key may be retried', async () => {

@@ -1,0 +1,154 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { post, rawRequest } from '../helpers/raw-http.js';
+
+let s: TestServer;
+beforeAll(async () => { s = await startTestServer({ SENTIO_REQUEST_TIMEOUT_MS: '500', SENTIO_RATE_LIMIT_RPM: '1000000' }); });
+afterAll(async () => { await s.close(); });
+
+const VICTIM = 'fuzz-victim';
+const auth = { 'x-api-key': TEST_KEY, 'content-type': 'application/json' };
+
+async function victimState(): Promise<string> {
+  return JSON.stringify(await (await s.get(`/v2/emotions/${VICTIM}`)).json());
+}
+
+describe('hostile input', () => {
+  it('specific attacks get the decided error and change nothing', async () => {
+    await s.post(`/v2/emotions/${VICTIM}/analysis`, { messages: [{ externalId: 'v', content: { text: 'the one real message' } }] });
+    const before = await victimState();
+    const p = `/v2/emotions/${VICTIM}/analysis`;
+    const cases: Array<[string, number, string]> = [
+      ['{"messages": [{"content": {"text": "x"}}], "__proto__": {"polluted": true}}', 400, 'unknown_field'],
+      ['{"messages": [{"content": {"text": "x", "constructor": {"prototype": {"polluted": true}}}}]}', 400, 'unknown_field'],
+      ['{"messages": [{"content": {"text": "x"}, "__proto__": {"role": "admin"}}]}', 400, 'unknown_field'],
+      [`{"messages": ${'['.repeat(10_000)}${']'.repeat(10_000)}}`, 400, 'invalid_type'],
+      [`{"params": ${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}, "messages": [{"content": {"text": "x"}}]}`, 400, 'unknown_field'],
+      ['{"messages": [{"content": {"text": 12345}}]}', 400, 'invalid_type'],
+      ['{"messages": [{"content": {"text": ["a"]}}]}', 400, 'invalid_type'],
+      ['{"messages": [{"content": {"text": null}}]}', 400, 'invalid_type'],
+      ['{"messages": [{"content": "x"}]}', 400, 'invalid_type'],
+      ['{"messages": [{"content": {"text": "x"}, "externalId": 7}]}', 400, 'invalid_type'],
+      ['{"model": 2, "messages": [{"content": {"text": "x"}}]}', 400, 'invalid_type'],
+      ['{"messages": {"0": {"content": {"text": "x"}}, "length": 1}}', 400, 'invalid_type'],
+      ['[{"messages": []}]', 400, 'invalid_type'],
+      ['"just a string"', 400, 'invalid_type'],
+      ['{"messages": [{"content": {"text": "x"}}]', 400, 'invalid_json'],
+      ['{"messages": [{"content": {"text": "x"}}]}garbage', 400, 'invalid_json'],
+      ['{"messages": [{"content": {"text": "\\ud800"}}], "messages": 1}', 400, 'invalid_type'],
+    ];
+    for (const [body, status, code] of cases) {
+      const r = await fetch(s.base + p, { method: 'POST', headers: auth, body });
+      expect(r.status, body.slice(0, 60)).toBe(status);
+      expect((await r.json()).error.code, body.slice(0, 60)).toBe(code);
+    }
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(await victimState()).toBe(before);
+  });
+
+  it('a 100 MB Content-Length is refused at once', async () => {
+    const r = await rawRequest(s.sentio.port, `POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: application/json\r\nContent-Length: 104857600\r\n\r\n`);
+    expect(r.status).toBe(413);
+  });
+
+  it('a client that sends half a body and hangs is disconnected after the request timeout', async () => {
+    const started = Date.now();
+    const full = post('/v2/emotions/analysis', '{"messages": [{"content": {"text": "never finished"}}]}', { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
+    const r = await rawRequest(s.sentio.port, full.subarray(0, full.length - 20), { timeoutMs: 5_000 });
+    expect(r.status).toBe(0);
+    expect(r.closed).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('a client that disconnects mid-request does no harm', async () => {
+    for (let i = 0; i < 20; i++) {
+      const full = post(`/v2/emotions/${VICTIM}/analysis`, '{"messages": [{"content": {"text": "half"}}]}', { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
+      await new Promise<void>((resolve) => {
+        const sock = net.connect(s.sentio.port, '127.0.0.1', () => {
+          sock.write(full.subarray(0, full.length - 10));
+          setTimeout(() => { sock.destroy(); resolve(); }, 5);
+        });
+        sock.on('error', () => resolve());
+      });
+    }
+    expect((await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'still alive' } }] })).status).toBe(200);
+  });
+
+  it('fuzz: 5,000 generated malformed requests, then the server still serves and no context changed', async () => {
+    const before = await victimState();
+    let seed = 42;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    const valid = JSON.stringify({ messages: [{ externalId: 'f', content: { text: 'fuzz text' } }] });
+    const junk = ['', '{', '}', '[', 'null', 'true', '"', '\\', '\u0000', '\ud800', '💥', '{"a":', ',', ':', '1e999', '-', 'NaN', '__proto__'];
+    const wrongValues = [1, -1, 1e308, true, null, [], {}, 'x'.repeat(9000), [[[[]]]], { __proto__: 1 }];
+    const fields = ['messages', 'model', 'params', 'content', 'text', 'role', 'externalId', 'timestamp', '__proto__', 'constructor', 'prototype'];
+    const paths = [`/v2/emotions/${VICTIM}/analysis`, `/v1/emotions/${VICTIM}/analyse`, '/v2/emotions/analysis', '/v2/emotions/batch-analysis', '/v1/emotions/batch-analyse'];
+    const gen = (): { path: string; init: RequestInit } => {
+      const kind = Math.floor(rnd() * 8);
+      const path = pick(paths);
+      let body: string | Uint8Array = valid;
+      let headers: Record<string, string> = { ...auth };
+      switch (kind) {
+        case 0: { // truncate valid JSON (always invalid: drop at least the closing brace)
+          body = valid.slice(0, Math.floor(rnd() * (valid.length - 1)));
+          break;
+        }
+        case 1: { // splice junk into the middle of valid JSON at a structural spot
+          const i = 1 + Math.floor(rnd() * (valid.length - 2));
+          body = `${valid.slice(0, i)}${pick(junk)}${pick(junk)}}${valid.slice(i)}{`;
+          break;
+        }
+        case 2: { // a wrong value where the text belongs
+          body = JSON.stringify({ messages: [{ content: { text: pick(wrongValues.filter((v) => typeof v !== 'string')) } }] });
+          break;
+        }
+        case 3: { // an unknown or poisonous field
+          body = `{"messages":[{"content":{"text":"x"}}],"${pick(fields.slice(3))}":${JSON.stringify(pick(wrongValues))}}`;
+          break;
+        }
+        case 4: { // random bytes, often invalid UTF-8
+          const n = 1 + Math.floor(rnd() * 200);
+          body = Uint8Array.from({ length: n }, () => Math.floor(rnd() * 256));
+          if (body[0] === 0x7b) body[0] = 0x7a;
+          break;
+        }
+        case 5: { // valid body, wrong or missing credentials / content type
+          headers = pick([{ 'content-type': 'application/json' }, { ...auth, 'x-api-key': 'sentio_live_guess' }, { ...auth, 'content-type': 'text/plain' }, { 'x-api-key': TEST_KEY }]);
+          break;
+        }
+        case 6: { // deep nesting
+          const d = 100 + Math.floor(rnd() * 5000);
+          body = `{"messages":${'['.repeat(d)}${']'.repeat(d)}}`;
+          break;
+        }
+        default: { // messages of the wrong shape
+          body = JSON.stringify({ messages: pick([{}, [1], [null], [{ content: null }], [{ content: { text: 'x' }, role: 'root' }], 'x', 0]) });
+        }
+      }
+      return { path, init: { method: 'POST', headers, body } };
+    };
+    const statuses = new Map<number, number>();
+    let next = 0;
+    const total = 5_000;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < total) {
+        next++;
+        const { path, init } = gen();
+        const r = await fetch(s.base + path, init);
+        const j = await r.json();
+        expect(j.error?.code, `${path} ${String(init.body).slice(0, 80)}`).toBeTypeOf('string');
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      }
+    }));
+    expect([...statuses.keys()].every((st) => [400, 401, 413, 415].includes(st))).toBe(true);
+    expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(total);
+    expect(await victimState()).toBe(before);
+    const ok = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'after the storm' } }] });
+    expect(ok.status).toBe(200);
+  }, 120_000);
+});

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, checkStartup, loadConfig } from '../../src/config.js';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'sentio-tls-'));
+const cert = path.join(dir, 'cert.pem');
+const key = path.join(dir, 'key.pem');
+
+let s: TestServer;
+beforeAll(async () => {
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  s = await startTestServer({ SENTIO_TLS_CERT: cert, SENTIO_TLS_KEY: key });
+});
+afterAll(async () => { await s.close(); });
+
+function httpsPost(port: number, pathName: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      host: '127.0.0.1', port, path: pathName, method: 'POST', ca: readFileSync(cert),
+      headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY, 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      let data = '';
+      res.on('data', (d: Buffer) => (data += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('TLS', () => {
+  it('serves HTTPS with the given certificate', async () => {
+    const r = await httpsPost(s.sentio.port, '/v2/emotions/analysis', JSON.stringify({ messages: [{ content: { text: 'secure and happy' } }] }));
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).object).toBe('emotions.analysis');
+  });
+
+  it('does not speak plain HTTP on the TLS port', async () => {
+    const r = await fetch(`http://127.0.0.1:${s.sentio.port}/healthz`).then((x) => x.status, () => 'refused');
+    expect(r).toBe('refused');
+  });
+});
+
+describe('start-up rules', () => {
+  const base = { SENTIO_API_KEYS: 'k' };
+  it('without TLS: loopback only, unless SENTIO_ALLOW_INSECURE_HTTP=1; warns either way', () => {
+    expect(checkStartup(loadConfig({ ...base, SENTIO_HOST: '127.0.0.1' }))[0]).toMatch(/plain HTTP on loopback/);
+    expect(checkStartup(loadConfig({ ...base, SENTIO_HOST: '::1' }))[0]).toMatch(/plain HTTP on loopback/);
+    expect(() => checkStartup(loadConfig({ ...base, SENTIO_HOST: '0.0.0.0' }))).toThrow(ConfigError);
+    expect(checkStartup(loadConfig({ ...base, SENTIO_HOST: '0.0.0.0', SENTIO_ALLOW_INSECURE_HTTP: '1' }))[0]).toMatch(/TLS-terminating proxy/);
+    expect(checkStartup(loadConfig({ ...base, SENTIO_HOST: '0.0.0.0', SENTIO_TLS_CERT: cert, SENTIO_TLS_KEY: key }))[0]).toMatch(/HTTPS only/);
+  });
+
+  it('refuses to start without keys, and says how to create one', () => {
+    expect(() => checkStartup(loadConfig({}))).toThrow(/sentio keys create/);
+  });
+
+  it('rejects half a TLS configuration and bad values, naming the variable', () => {
+    expect(() => loadConfig({ ...base, SENTIO_TLS_CERT: cert })).toThrow(/SENTIO_TLS_CERT and SENTIO_TLS_KEY/);
+    expect(() => loadConfig({ ...base, SENTIO_PORT: 'eighty' })).toThrow(/SENTIO_PORT/);
+    expect(() => loadConfig({ ...base, SENTIO_EXECUTION_PROVIDER: 'tpu' })).toThrow(/SENTIO_EXECUTION_PROVIDER/);
+  });
+});
