@@ -118,7 +118,7 @@ describe('hostile input', () => {
           break;
         }
         case 5: { // valid body, wrong or missing credentials / content type
-          headers = pick([{ 'content-type': 'application/json' }, { ...auth, 'x-api-key': 'sentio_live_guess' }, { ...auth, 'content-type': 'text/plain' }, { 'x-api-key': TEST_KEY }]);
+          headers = pick<Record<string, string>>([{ 'content-type': 'application/json' }, { ...auth, 'x-api-key': 'sentio_live_guess' }, { ...auth, 'content-type': 'text/plain' }, { 'x-api-key': TEST_KEY }]);
           break;
         }
         case 6: { // deep nesting
@@ -130,7 +130,7 @@ describe('hostile input', () => {
           body = JSON.stringify({ messages: pick([{}, [1], [null], [{ content: null }], [{ content: { text: 'x' }, role: 'root' }], 'x', 0]) });
         }
       }
-      return { path, init: { method: 'POST', headers, body } };
+      return { path, init: { method: 'POST', headers, body: body as BodyInit } };
     };
     const statuses = new Map<number, number>();
     let next = 0;

@@ -1,0 +1,51 @@
+/**
+ * The server process: configuration → engine (loaded and warmed) → HTTP → listen. SIGTERM and SIGINT
+ * stop accepting, let in-flight requests and streams finish within the grace period, then exit 0.
+ */
+import { ConfigError, checkStartup, loadConfig } from './config.js';
+import { createEngine } from './engine/engine.js';
+import { startSentio } from './app.js';
+import { createLogger } from './log.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  let config;
+  let warnings: string[];
+  try {
+    config = loadConfig();
+    warnings = checkStartup(config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`sentio: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  for (const w of warnings) logger.warn(w);
+  const engine = await createEngine({ ...config.engine, logger });
+  const sentio = await startSentio(config, { engine, logger });
+  logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls) }, 'sentio listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    sentio.close(SHUTDOWN_GRACE_MS).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`sentio: failed to start: ${(err as Error).message}\n`);
+  process.exit(1);
+});
