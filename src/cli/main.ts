@@ -1,0 +1,65 @@
+/**
+ * The `sentio` command: `sentio analyze "text" [...]` prints V2 entries without a server;
+ * `sentio keys ...` manages the hashed API key file.
+ */
+import { parseArgs } from 'node:util';
+import { createEngine } from '../engine/engine.js';
+import { ScoreMapper } from '../core/emotions.js';
+import { EmotionService } from '../core/emotion-service.js';
+import { MemoryContextStore } from '../store/memory-store.js';
+import { v1Entry, v2Entry } from '../api/entries.js';
+import { eqParamsOf } from '../api/emotion-routes.js';
+import { EmotionParams } from '../api/schemas.js';
+import { keysCommand } from './keys.js';
+
+const USAGE = `usage:
+  sentio analyze [--model emotion-v2|emotion-v1] [--params JSON] TEXT [TEXT ...]
+  sentio keys create|list|revoke|rotate ...   (sentio keys for details)`;
+
+async function analyze(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { model: { type: 'string', default: 'emotion-v2' }, params: { type: 'string' }, 'model-dir': { type: 'string' } },
+  });
+  if (positionals.length === 0 || !['emotion-v1', 'emotion-v2'].includes(values.model)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const params = EmotionParams.parse(values.params ? JSON.parse(values.params) : {});
+  const engine = await createEngine({
+    modelDir: values['model-dir'] ?? process.env['SENTIO_MODEL_DIR'] ?? 'models/emotion',
+    executionProvider: 'cpu',
+    warmup: false,
+  });
+  try {
+    const service = new EmotionService(engine, new ScoreMapper(engine.labels), new MemoryContextStore({ ttlSeconds: 1, maxContexts: 1, maxMessagesPerContext: 1 }));
+    const results = await service.analyzeBatch(positionals.map((text) => ({ role: 'user', text })), { eq: eqParamsOf(params), smoothing: 0 });
+    const opts = { includeSubEmotions: params.includeSubEmotions ?? false };
+    for (const a of results) console.log(JSON.stringify(values.model === 'emotion-v1' ? v1Entry(a, opts) : v2Entry(a, opts)));
+  } finally {
+    await engine.close();
+  }
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'analyze':
+      return analyze(rest);
+    case 'keys':
+      return keysCommand(rest);
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`sentio: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);
