@@ -22,6 +22,8 @@ const EnvSchema = z.object({
   SENTIO_LLM_API_KEY: z.string().optional(),
   SENTIO_LLM_MODELS: z.string().default('llm-k2-thinking-turbo=llm-k2-thinking-turbo,llm-k2-thinking=llm-k2-thinking'),
   SENTIO_LLM_TIMEOUT_MS: int(60_000, 1),
+  /** Emotion-aware system instruction in chat (docs/chat.md, "Guidance"); a request can still turn it off. */
+  SENTIO_CHAT_GUIDANCE: bool.default(true),
   SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
   /** Contexts kept in memory; the least recently used is evicted past this. */
   SENTIO_CONTEXT_MAX: int(100_000, 1),
@@ -70,6 +72,7 @@ export interface Config {
   tls: { cert: string; key: string } | undefined;
   allowInsecureHttp: boolean;
   llm: { baseUrl: string | undefined; apiKey: string | undefined; models: ReadonlyMap<string, string>; timeoutMs: number };
+  chat: { guidance: boolean };
   contextTtlSeconds: number;
   contextMax: number;
   contextMaxMessages: number;
@@ -137,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       models: parseModelMap(e.SENTIO_LLM_MODELS),
       timeoutMs: e.SENTIO_LLM_TIMEOUT_MS,
     },
+    chat: { guidance: e.SENTIO_CHAT_GUIDANCE },
     contextTtlSeconds: e.SENTIO_CONTEXT_TTL_SECONDS,
     contextMax: e.SENTIO_CONTEXT_MAX,
     contextMaxMessages: e.SENTIO_CONTEXT_MAX_MESSAGES,

@@ -27,6 +27,7 @@ export const ERRORS = {
   context_id_too_long: { status: 400, type: 'invalid_request_error' },
   external_id_too_long: { status: 400, type: 'invalid_request_error' },
   idempotency_key_invalid: { status: 400, type: 'invalid_request_error' },
+  upstream_rejected: { status: 400, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },

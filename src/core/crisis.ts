@@ -1,0 +1,241 @@
+/**
+ * Crisis detection: statements of suicidal intent or self-harm, in the many ways people phrase them.
+ *
+ * Safety-critical and deliberately lexical: the emotion model knows how sad a text is, not whether it
+ * speaks of ending a life, and sadness alone ("I'm so sad my cat died") must not read as a crisis. The
+ * patterns run over a normalised text (lower case, straight quotes, contractions and common chat spellings
+ * expanded), so "I can't go on", "i cant go on" and "I cannot go on" are one case. Idioms that borrow the
+ * words ("this traffic is killing me", "I could kill for a pizza", "dying to see it", "cut myself
+ * shaving") are kept out by the patterns' own shape and by explicit guards.
+ *
+ * When in doubt the rules lean towards flagging: a false alarm costs a gentler, safety-minded reply; a miss
+ * can cost far more. Recall and false-positive rate on the fixture sets: docs/conversation-modes.md.
+ */
+
+export type CrisisKind = 'suicidal_intent' | 'self_harm' | 'third_party';
+
+export interface CrisisSignal {
+  kind: CrisisKind;
+  /** 0..1: how unambiguous the phrasing is. */
+  confidence: number;
+  /** Name of the rule that matched (logs and tests; never the user's text). */
+  rule: string;
+}
+
+/** What the emotion model says about the same text, for the rules that need it. */
+export interface Affect {
+  /** The text reads as distressed: negative valence, or sadness, fear and anger dominate. */
+  negative: boolean;
+}
+
+interface Rule {
+  name: string;
+  kind: CrisisKind;
+  confidence: number;
+  pattern: RegExp;
+}
+
+const SELF = '(?:my ?self|my own self)';
+const INTENT = '(?:want|wants|wanted|wanting|wish|wishes|wishing|going|planning|plan|plans|ready|tempted|trying|tried|need|needs|urge|urges|longing|deserve)';
+/** Wanting, rather than expecting: "want to die", not "I'm going to die" (fear, or hyperbole). */
+const DESIRE = '(?:want|wants|wanted|wanting|wish|wishes|wishing|ready|tempted|need|needs|longing|deserve|planning|plan|plans)';
+const HABIT = '(?:been|keep|kept|started|start|stop myself from|cannot stop|relapsed and|relapsed into|back to)';
+/** Self-harm verbs in the gerund: "started punching walls and hurting myself". */
+const HARM_ING = '(?:hurting|harming|cutting|burning|punishing|hitting|punching|starving|scratching|bruising)';
+/** Ends a clause: what may follow a phrase for it to stand alone ("I'm going to jump."). */
+const CLAUSE_END = '(?=\\s*(?:[.!?,;:]|$|and\\b|so\\b|because\\b|but\\b|now\\b|tonight\\b|today\\b|right now\\b))';
+/** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
+const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
+
+/**
+ * Tier 1: phrasings that speak of suicide or self-harm on their own. Each is decisive whatever the
+ * emotion model says.
+ */
+const RULES: readonly Rule[] = [
+  // "I want to kill myself", "im gonna kms", "unalive myself"
+  { name: 'kill_self', kind: 'suicidal_intent', confidence: 0.97,
+    pattern: new RegExp(`\\b(?:kill|killing|killed|unalive|unaliving|off|offing|end|ending) ${SELF}\\b(?! (?:laughing|with laughter))`) },
+  { name: 'kms', kind: 'suicidal_intent', confidence: 0.9, pattern: /\bkms\b/ },
+  { name: 'suicidal', kind: 'suicidal_intent', confidence: 0.95, pattern: /\bsuicidal\b/ },
+  { name: 'suicide_intent', kind: 'suicidal_intent', confidence: 0.95,
+    pattern: /\b(?:commit|committing|attempt|attempted|attempting|consider|considering|contemplat\w*|(?:think|thinking|thought) (?:about|of)|plan|planning|thoughts of|urges? to|want to|tempted to|going to|tried) (?:my |committing |commit )?suicide\b|\bmy suicide\b|\bsuicide (?:is|seems|feels like) (?:my|the) (?:only|best|last) (?:option|way|choice|answer)\b/ },
+  { name: 'suicide_note', kind: 'suicidal_intent', confidence: 0.95,
+    pattern: /\b(?:my|a) (?:suicide|goodbye) (?:note|letter|plan)s?\b|\bsuicide (?:plan|pact)\b|\b(?:letters?|notes?|messages?|texts?)(?: to (?:my |all my |everyone|everybody)?\w*)? (?:saying|to say) goodbye\b/ },
+  { name: 'take_life', kind: 'suicidal_intent', confidence: 0.95,
+    pattern: /\b(?:take|taking|took) my (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a))/ },
+  { name: 'end_life', kind: 'suicidal_intent', confidence: 0.95,
+    pattern: /\b(?:end|ending|ended) (?:my (?:own )?life|it all|my existence|everything(?: now| tonight| today)?[.!]?$)/ },
+  { name: 'ending_things', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:end|ending) things\b(?! (?:with|between|off|on|at|for))/ },
+  { name: 'ending_it', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:feel like|want to|wanna|going to|ready to|planning to|plan to|(?:thinking|thought) (?:about|of)|think about|decided to|time to|about to|i will|i am) end(?:ing)? it\b(?! (?:with|between|for|off|on|at|early|here|there|now with|by)\b)/ },
+  // "I want to die", "part of me wants to die", "I just want to be dead"
+  { name: 'want_die', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: new RegExp(`\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`) },
+  { name: 'should_die', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: new RegExp(`\\bshould (?:just |probably |really )?(?:die|be dead|kill myself|not be alive|not exist|not be here|end it)\\b${DIE_IDIOM}`) },
+  { name: 'wish_dead', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bwish (?:that )?i (?:was|were|had|would be|could be) (?:dead|gone|never (?:been )?born|not (?:alive|born|here|around))\b/ },
+  { name: 'wish_could_die', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\b(?:wish|hope) (?:that )?i (?:could |would |will )?(?:just )?(?:die|stop existing|cease to exist|never wake up|not wake up|do not wake up|will not wake up)\b/ },
+  { name: 'sleep_forever', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:wish|want|hope|wishing|wanting)(?: that)?(?: i could| to| i would| i)? (?:just )?(?:go to sleep|fall asleep|sleep) (?:forever|for ever|permanently)\b/ },
+  { name: 'not_want_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\b(?:do not|did not|no longer|never|dont) (?:really |even )?(?:want|deserve) to (?:live|be alive|exist|keep living|go on living|be here anymore|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until|early)\b)/ },
+  { name: 'will_to_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\blost (?:the|my|all|any) (?:will|reason|desire|wish) to (?:live|go on|keep living|stay alive)\b|\bno (?:will|desire|wish) to (?:live|go on|keep living|stay alive)\b/ },
+  { name: 'no_point_living', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:no|not any|zero|not a|nothing to|without any) (?:point|reason|purpose|use|will|reasons) (?:in |to |of |for )?(?:living|life|go on|going on|being alive|staying alive|to live|live|keep going|keeping going|existing|carry on|carrying on|wake up|waking up)\b/ },
+  { name: 'see_no_point', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:no|the|any) point (?:in |of |to )?(?:living|being alive|going on|existing|carrying on|staying alive|waking up|anything anymore|trying anymore|my life|life anymore)\b/ },
+  { name: 'nothing_to_live_for', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bnothing (?:left )?to live for\b|\bno reason to (?:live|stay alive|keep living|go on)\b/ },
+  { name: 'not_worth_living', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bnot worth living\b|\b(?:life|living|my life) is not worth it\b/ },
+  { name: 'better_off_without_me', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bbetter off dead\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b/ },
+  { name: 'nobody_would_miss', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:nobody|no one|noone|no-one|anyone|anybody) (?:would|will) (?:even )?(?:miss me|notice|care) (?:if|when) i (?:was|were|am|die|died|disappear|disappeared|killed|ended|gone)\b/ },
+  { name: 'nobody_would_miss_me', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: new RegExp(`\\b(?:nobody|no one|noone|no-one) (?:would|will) (?:even |ever |really )?miss me${CLAUSE_END}`) },
+  { name: 'never_wake_up', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:go to sleep|fall asleep|sleep|close my eyes) and (?:never|not) (?:wake|open them) ?up\b|\b(?:hope|hoping|wish|pray|praying) (?:that )?i (?:never|do not|will not|dont) wake up\b/ },
+  { name: 'disappear_forever', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
+  { name: 'want_it_over', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
+  { name: 'how_to_end_it', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:think|thinking|thought|wonder|wondering|research|researching|googling|googled|looked up|looking up|search|searching|searched) (?:about |up |of |for )?(?:how|ways?|the best way|methods?|the easiest way) to (?:end it|end it all|end my life|die|do it painlessly|kill myself)\b/ },
+  { name: 'stop_existing', kind: 'suicidal_intent', confidence: 0.85, pattern: /\b(?:stop|cease) (?:existing|to exist)\b|\bdisappear (?:forever|for good)\b/ },
+  { name: 'tired_of_living', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b/ },
+  { name: 'cannot_go_on', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for)\b)/ },
+  { name: 'doubt_go_on', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:do not think|doubt|not sure|do not know if|do not know how) i can (?:go on|keep going|carry on|keep living|go on living|live like this|survive this)(?: (?:anymore|any longer|like this|living))?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|anymore\b))/ },
+  { name: 'overdose', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\b(?:want|going|plan|planning|tempted|thinking about|thought about|thinking of|tried|trying|need) to overdose\b|\boverdos(?:e|ing) (?:on purpose|tonight|on my)\b|\b(?:take|taking|swallow|swallowing|took) (?:all|a (?:whole )?bottle of|a handful of|every one of|the rest of) (?:my |the |those |these )?(?:pills|tablets|meds|medication|sleeping pills|painkillers)\b|\bstockpil\w* (?:my |the )?(?:pills|meds|tablets|medication|painkillers)\b|\b(?:took|taken|take|taking|swallowed|swallow) (?:way |far )?(?:too many|a lot of|all of|lots of|a bunch of|loads of|a handful of) (?:my |the |those )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:on purpose|deliberately|intentionally|to die|to end it|so i would not wake up|so i do not wake up)\b/ },
+  { name: 'method', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\b(?:hang|hanging|drown|drowning|shoot|shooting|poison|poisoning|gas|gassing|suffocate|suffocating) (?:my ?self)\b|\b(?:want|wanted|going|planning|plan|(?:thinking|thought) (?:about|of)|urge|urges|tempted|ready|feel like|considering)(?: to)? (?:jump|jumping|step|stepping|throw myself|throwing myself|walk|walking|lie down|lying down|drive|driving|crash|crashing)(?: my car)? (?:off|from|in front of|into) (?:a|the|this|that|some|oncoming) (?:bridge|building|roof|cliff|balcony|train|bus|car|truck|tower|overpass|river|traffic|window|wall|tree|lake|sea|ocean)\b|\bslit(?:ting)? my (?:wrists?|throat)\b/ },
+  // self-harm
+  { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/ },
+  { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
+    pattern: new RegExp(`\\b(?:cut|cuts|cutting|slice|slicing|carve|carving) (?:${SELF}|my (?:arms?|wrists?|legs?|thighs?|skin|stomach))\\b(?! (?:shaving|while|when|by accident|accidentally|on (?:a|the|some|my|an) (?:paper|glass|knife|can|tin|edge|sharp|broken|piece|fence|nail)|with (?:a|the) (?:kitchen )?knife while|opening|chopping|cooking|making))`) },
+  { name: 'cutting_again', kind: 'self_harm', confidence: 0.9,
+    pattern: new RegExp(`\\b${HABIT} cutting(?: again)?(?=\\s*(?:[.!?,;]|$|again\\b|and\\b|but\\b|so\\b|because\\b|since\\b|when\\b|lately\\b|recently\\b|every\\b|at night\\b|last\\b|for (?:weeks|months|years|days)\\b|myself\\b|my (?:arms?|wrists?|legs?|thighs?)\\b))`) },
+  { name: 'until_bleed', kind: 'self_harm', confidence: 0.85,
+    pattern: /\b(?:scratch|scratching|scratched|pick|picking|picked|bite|biting|hit|hitting|punch|punching|bang|banging|cut|cutting|dig|digging)(?: at| into)? (?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|head|face|hands?))\b.*\b(?:until|till|til|so) (?:they|it|i) (?:bleeds?|bled|bruises?|bruised)\b/ },
+  { name: 'burn_with', kind: 'self_harm', confidence: 0.9,
+    pattern: /\bburn(?:ing|ed|t|s)? (?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|hands?)) with (?:a |my )?(?:cigarettes?|lighters?|matches|a lighter)\b/ },
+  { name: 'hurt_self_intent', kind: 'self_harm', confidence: 0.85,
+    pattern: new RegExp(`\\b(?:${INTENT}|${HABIT}|feel like|feeling like|(?:think|thinking|thought) (?:about|of)|might|scared i will|afraid i will|afraid i might|scared i might|cannot stop|could not stop) (?:to |myself from )?(?:\\w+ ){0,2}(?:hurt|hurting|harm|harming|punish|punishing|burn|burning|starve|starving|hit|hitting|scratch|scratching|cut|cutting) ${SELF}\\b`) },
+  { name: 'hurt_self_on_purpose', kind: 'self_harm', confidence: 0.9,
+    pattern: new RegExp(`\\b(?:hurt|hurting|harm|harming|burn|burned|burnt|burning|hit|hitting|cut|cutting) ${SELF} (?:\\w+ ){0,4}(?:on purpose|deliberately|intentionally|to feel|so i (?:can|could) feel|to punish)`) },
+  { name: 'habit_harm', kind: 'self_harm', confidence: 0.85,
+    pattern: new RegExp(`\\b${HABIT} (?:\\w+ ){0,3}${HARM_ING} ${SELF}\\b`) },
+  { name: 'harm_copes', kind: 'self_harm', confidence: 0.85,
+    pattern: new RegExp(`\\b(?:cutting|self harm|hurting ${SELF}|burning ${SELF}|${HARM_ING} ${SELF}) (?:is|was|has been|helps|helped|makes|made) (?:the only (?:thing|way)|me feel|me cope|how i cope|my way|a relief|the relief|my release|what helps)`) },
+  // someone else in danger: the user needs help helping them
+  { name: 'third_party', kind: 'third_party', confidence: 0.85,
+    pattern: /\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b/ },
+];
+
+/**
+ * Tier 2: phrasings that are a crisis when the text reads as distressed ("I'm standing on the bridge
+ * right now", "I have the razor blade in my hand") and ordinary otherwise ("standing on the bridge
+ * watching the boats"). They count only with negative affect from the emotion model.
+ */
+const CONTEXTUAL: readonly Rule[] = [
+  { name: 'means_at_hand', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:have|holding|hold|got|bought|found|staring at|looking at)(?: the| a| my| some)? (?:razor(?: blade)?|blade|rope|noose|gun|pills|bottle of pills|sleeping pills)\b.*\b(?:in my hand|ready|lined up|next to me|in front of me|with me|right here|tonight|now)\b|\b(?:pills|tablets|meds) (?:all )?(?:lined up|counted out|ready)\b|\bswallow (?:every|all the|all of the|all my|the whole) (?:pill|pills|tablets|bottle)\b/ },
+  { name: 'at_the_edge', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:standing|sitting|stood|am|i am) (?:on|at) (?:the|a|this) (?:edge|ledge|bridge|roof|rooftop|tracks|railway|cliff|balcony railing)\b.*\b(?:right now|now|tonight|alone|again)\b/ },
+  { name: 'going_to_jump', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:going to|want to|ready to|about to|will) jump(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'own_funeral', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:imagine|imagining|picture|picturing|think about|thinking about|dream about|dreaming about) my (?:own )?(?:funeral|death|grave)\b/ },
+  { name: 'only_way_out', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:only|no other|the one|no) way (?:out|to (?:stop|end|escape) (?:the|this|my) (?:pain|suffering|hurt))\b.*\b(?:die|dying|death|dead|end it|suicide)\b|\b(?:die|dying|death|dead)\b.*\b(?:only|no other) (?:way|option|choice|escape)\b|\bway out (?:except|but|other than) (?:dying|death|to die|suicide)\b/ },
+  { name: 'death_relief', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:death|dying|being dead|not waking up|not existing)\b.*\b(?:relief|peace|peaceful|better|easier|escape)\b|\b(?:relief|peace|escape)\b.*\b(?:to die|dying|death)\b/ },
+  { name: 'suicide_mentioned', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\bsuicide\b(?!.*\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character)\b)/ },
+];
+
+/** Warning signs that are too common to decide alone; two of them together do. */
+const SOFT: readonly { name: string; pattern: RegExp }[] = [
+  { name: 'cannot_take_it', pattern: /\bcannot (?:take|handle|do|bear|stand) (?:it|this|any of this|life)(?: anymore| any more| any longer)\b/ },
+  { name: 'burden', pattern: /\b(?:i am|i feel like|feel like i am|i have become) (?:such |just |only )?(?:a|nothing but a) burden\b/ },
+  { name: 'hopeless', pattern: /\b(?:hopeless|no hope|no way out|trapped forever|nothing will ever get better|never get better|worthless)\b/ },
+  { name: 'give_up', pattern: /\b(?:i give up|giving up on everything|i am giving up)\b/ },
+  { name: 'alone_forever', pattern: /\b(?:nobody|no one) (?:cares|would care|loves me|needs me)\b/ },
+  { name: 'not_around', pattern: /\b(?:will not|not going to|may not|might not) be (?:around|here) (?:much longer|anymore|for long|tomorrow)\b/ },
+  { name: 'goodbye', pattern: /\b(?:goodbye|good bye|farewell)\b/ },
+  { name: 'meaningless', pattern: /\b(?:life|my life|everything) (?:has no meaning|is meaningless|is pointless|means nothing)\b/ },
+  { name: 'want_out', pattern: /\bi (?:just )?want (?:out|it to stop)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'life_too_hard', pattern: /\b(?:living|life|being alive|existing) (?:is|feels) (?:too|so) (?:painful|hard|heavy|much)\b/ },
+  { name: 'finished', pattern: /\bi am (?:finished|done for|done)(?=\s*(?:[.!?,;]|$))/ },
+];
+
+const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
+  [/[\u2018\u2019\u02bc`´]/g, "'"],
+  [/\bi'm\b|\bim\b/g, 'i am'],
+  [/\bi've\b|\bive\b/g, 'i have'],
+  [/\bi'll\b/g, 'i will'],
+  [/\bi'd\b/g, 'i would'],
+  [/\b(?:can't|cant|can not)\b/g, 'cannot'],
+  [/\b(?:won't)\b/g, 'will not'],
+  [/\b(?:don't|dont)\b/g, 'do not'],
+  [/\b(?:didn't|didnt)\b/g, 'did not'],
+  [/\b(?:isn't|isnt|ain't)\b/g, 'is not'],
+  [/\b(?:wasn't|wasnt)\b/g, 'was not'],
+  [/\b(?:doesn't|doesnt)\b/g, 'does not'],
+  [/\b(?:what's|whats)\b/g, 'what is'],
+  [/\b(?:there's|theres)\b/g, 'there is'],
+  [/\b(?:it's)\b/g, 'it is'],
+  [/\b(?:life's)\b/g, 'life is'],
+  [/\bwanna\b/g, 'want to'],
+  [/\bgonna\b/g, 'going to'],
+  [/\bgotta\b/g, 'got to'],
+  [/\bu\b/g, 'you'],
+  [/\bmyslef\b|\bmyselfe\b/g, 'myself'],
+  [/\bany ?more\b/g, 'anymore'],
+];
+
+/** Lower-case, straight quotes, expanded contractions, single spaces. */
+export function normalise(text: string): string {
+  let t = text.toLowerCase();
+  for (const [re, to] of CONTRACTIONS) t = t.replace(re, to);
+  return t.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The strongest crisis signal in one text, or undefined. `affect` (from the emotion model) enables the
+ * tier-2 rules; without it only phrasings that are decisive on their own count.
+ */
+export function detectCrisis(text: string, affect?: Affect): CrisisSignal | undefined {
+  if (!text) return undefined;
+  const t = normalise(text);
+  let best: CrisisSignal | undefined;
+  const consider = (rules: readonly Rule[]) => {
+    for (const r of rules) {
+      if ((!best || r.confidence > best.confidence) && r.pattern.test(t)) {
+        best = { kind: r.kind, confidence: r.confidence, rule: r.name };
+      }
+    }
+  };
+  consider(RULES);
+  if (!best && affect?.negative) consider(CONTEXTUAL);
+  if (best) return best;
+  const soft = SOFT.filter((s) => s.pattern.test(t));
+  if (soft.length >= 2) {
+    return { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
+  }
+  return undefined;
+}
+
+/** Soft warning signs in a text (for the caller to weigh with the emotions). */
+export function warningSigns(text: string): number {
+  const t = normalise(text);
+  return SOFT.reduce((n, s) => n + (s.pattern.test(t) ? 1 : 0), 0);
+}

@@ -1,0 +1,325 @@
+/**
+ * The upstream LLM: an OpenAI-compatible `/chat/completions` client over node:http(s) with a keep-alive
+ * connection pool. It knows nothing of emotions or of Sentio's wire shapes; it sends a body, and returns
+ * the upstream's JSON completion or an async iterator over its SSE chunks.
+ *
+ * Failures become coded API errors here (docs/chat.md, "Errors"): upstream 429 → 429 with its
+ * Retry-After; 400/413/422 → 400 upstream_rejected with the upstream's message; any other status,
+ * refused or reset connections → 502; no answer within the timeout → 504. A request is cancelled (its
+ * socket destroyed) when the caller's AbortSignal fires, which is how a client that disconnects stops
+ * generation upstream.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '../errors.js';
+import { SseParser } from './sse-parser.js';
+import type { UpstreamChunk, UpstreamCompletion } from './types.js';
+
+export interface LlmClientOptions {
+  /** The OpenAI-compatible base, e.g. http://127.0.0.1:8000/v1 (no trailing slash). */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  /**
+   * Non-streaming: the whole completion must arrive within this. Streaming: the response headers must,
+   * and then no gap between two chunks may be longer.
+   */
+  timeoutMs: number;
+  /** Most sockets to the upstream at once (further requests queue in the agent). */
+  maxSockets?: number;
+}
+
+/** Raised when the caller's signal aborted the request; nobody is left to answer. */
+export class UpstreamAbortedError extends Error {
+  override name = 'UpstreamAbortedError';
+}
+
+/** An open streaming completion: iterate for chunks; `abort()` stops it early. */
+export interface UpstreamStream extends AsyncIterable<UpstreamChunk> {
+  abort(): void;
+}
+
+/** Bytes of an upstream error body kept for the message. */
+const ERROR_BODY_LIMIT = 16_384;
+/** Bytes of a non-streaming completion accepted (a runaway upstream must not exhaust memory). */
+const COMPLETION_BODY_LIMIT = 32 * 1_048_576;
+
+export class LlmClient {
+  readonly #url: URL;
+  readonly #transport: typeof http | typeof https;
+  readonly #agent: http.Agent;
+  readonly #headers: Record<string, string>;
+  readonly #timeoutMs: number;
+
+  constructor(opts: LlmClientOptions) {
+    this.#url = new URL(`${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+    const secure = this.#url.protocol === 'https:';
+    this.#transport = secure ? https : http;
+    const agentOpts: http.AgentOptions = {
+      keepAlive: true,
+      keepAliveMsecs: 1_000,
+      maxSockets: opts.maxSockets ?? 1_024,
+      maxFreeSockets: 256,
+      // Reuse the most recently used socket: it is the least likely to have been closed by the upstream.
+      scheduling: 'lifo',
+    };
+    this.#agent = secure ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    this.#headers = { 'content-type': 'application/json' };
+    if (opts.apiKey) this.#headers['authorization'] = `Bearer ${opts.apiKey}`;
+    this.#timeoutMs = opts.timeoutMs;
+  }
+
+  /** A non-streaming completion. */
+  async complete(body: Record<string, unknown>, signal: AbortSignal, requestId?: string): Promise<UpstreamCompletion> {
+    const call = this.#start({ ...body, stream: false }, signal, requestId, 'application/json');
+    try {
+      const res = await call.response;
+      const text = await readAll(res, COMPLETION_BODY_LIMIT);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new AppError('upstream_error', 'the upstream LLM sent a completion that is not JSON');
+      }
+      if (!isCompletion(parsed)) {
+        throw new AppError('upstream_error', 'the upstream LLM sent a completion without choices');
+      }
+      return parsed;
+    } catch (err) {
+      throw call.explain(err);
+    } finally {
+      call.done();
+    }
+  }
+
+  /**
+   * Open a streaming completion. Resolves once the upstream has answered 200 (so refusals such as 429
+   * become ordinary HTTP errors before Sentio starts its own stream); iterating yields parsed chunks.
+   */
+  async stream(body: Record<string, unknown>, signal: AbortSignal, requestId?: string): Promise<UpstreamStream> {
+    const call = this.#start(body, signal, requestId, 'text/event-stream');
+    let res: IncomingMessage;
+    try {
+      res = await call.response;
+    } catch (err) {
+      call.done();
+      throw call.explain(err);
+    }
+    call.idle(); // from here on the timeout is an idle gap between chunks
+    const iterate = async function* (): AsyncGenerator<UpstreamChunk> {
+      const parser = new SseParser();
+      let finished = false;
+      try {
+        for await (const piece of res as AsyncIterable<Buffer>) {
+          call.idle();
+          for (const data of parser.push(piece.toString('utf8'))) {
+            if (data === '[DONE]') {
+              finished = true;
+              return;
+            }
+            yield parseChunk(data);
+          }
+        }
+        for (const data of parser.end()) {
+          if (data === '[DONE]') {
+            finished = true;
+            return;
+          }
+          yield parseChunk(data);
+        }
+      } catch (err) {
+        throw call.explain(err);
+      } finally {
+        call.done();
+        if (!finished) res.destroy();
+      }
+    };
+    const it = iterate();
+    return {
+      [Symbol.asyncIterator]: () => it,
+      abort: () => {
+        call.abort();
+        void it.return(undefined);
+      },
+    };
+  }
+
+  /** Close pooled connections (server shutdown). */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  #start(body: Record<string, unknown>, signal: AbortSignal, requestId: string | undefined, accept: string): UpstreamCall {
+    const payload = Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string | number> = { ...this.#headers, accept, 'content-length': payload.length };
+    if (requestId) headers['x-request-id'] = requestId;
+    const req = this.#transport.request(this.#url, { method: 'POST', agent: this.#agent, headers });
+    return new UpstreamCall(req, payload, signal, this.#timeoutMs);
+  }
+}
+
+type Failure = 'timeout' | 'aborted';
+
+/** One request's lifecycle: the timer, the abort listener, and the translation of failures. */
+class UpstreamCall {
+  readonly response: Promise<IncomingMessage>;
+  readonly #req: http.ClientRequest;
+  readonly #signal: AbortSignal;
+  readonly #timeoutMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #failure: Failure | undefined;
+  readonly #onAbort = () => this.abort();
+
+  constructor(req: http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
+    this.#req = req;
+    this.#signal = signal;
+    this.#timeoutMs = timeoutMs;
+    this.response = new Promise<IncomingMessage>((resolve, reject) => {
+      req.once('error', reject);
+      req.once('response', (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          resolve(res);
+          return;
+        }
+        readAll(res, ERROR_BODY_LIMIT, true)
+          .then((text) => reject(statusError(status, res.headers, text)))
+          .catch(reject);
+      });
+    });
+    // Handled by whoever awaits `response`; this only keeps an early failure from being "unhandled".
+    this.response.catch(() => undefined);
+    if (signal.aborted) {
+      this.abort();
+    } else {
+      signal.addEventListener('abort', this.#onAbort, { once: true });
+      this.#arm();
+    }
+    req.end(payload);
+  }
+
+  /** Restart the timer: called on every chunk of a stream. */
+  idle(): void {
+    this.#arm();
+  }
+
+  abort(): void {
+    this.#fail('aborted');
+  }
+
+  done(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#signal.removeEventListener('abort', this.#onAbort);
+  }
+
+  /** The error to report for whatever went wrong. */
+  explain(err: unknown): Error {
+    if (this.#failure === 'aborted') return new UpstreamAbortedError('the client went away');
+    if (this.#failure === 'timeout') {
+      return new AppError('upstream_timeout', `the upstream LLM did not answer within ${this.#timeoutMs} ms`, { cause: err });
+    }
+    if (err instanceof AppError) return err;
+    const code = (err as { code?: string } | null)?.code;
+    const reason = code ? ` (${code})` : '';
+    return new AppError('upstream_error', `the upstream LLM is unreachable or closed the connection${reason}`, { cause: err });
+  }
+
+  #arm(): void {
+    if (this.#timer) this.#timer.refresh();
+    else this.#timer = setTimeout(() => this.#fail('timeout'), this.#timeoutMs);
+  }
+
+  #fail(reason: Failure): void {
+    if (this.#failure) return;
+    this.#failure = reason;
+    this.done();
+    this.#req.destroy(new Error(reason));
+  }
+}
+
+function readAll(res: IncomingMessage, limit: number, truncate = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    res.on('data', (c: Buffer) => {
+      if (total >= limit) return;
+      total += c.length;
+      if (total > limit && !truncate) {
+        res.destroy();
+        reject(new AppError('upstream_error', `the upstream LLM sent more than ${limit} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    res.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.once('error', reject);
+    // A socket that dies mid-body: 'close' without 'end' (a settled promise ignores the late reject).
+    res.once('close', () => reject(new Error('upstream response closed before its end')));
+  });
+}
+
+/** The upstream's own error message, if its body is an OpenAI-style error. */
+function upstreamMessage(text: string): string | undefined {
+  try {
+    const j = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
+    const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message ?? j.detail;
+    if (typeof m === 'string' && m) return m.length > 300 ? `${m.slice(0, 300)}…` : m;
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+/** Seconds to wait, from Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms. */
+export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.now()): number {
+  const ms = Number(headers['retry-after-ms']);
+  const ra = headers['retry-after'];
+  let seconds = Number.NaN;
+  if (typeof ra === 'string' && ra.trim()) {
+    seconds = /^\d+(\.\d+)?$/.test(ra.trim()) ? Number(ra) : (Date.parse(ra) - now) / 1000;
+  }
+  if (!Number.isFinite(seconds) && Number.isFinite(ms)) seconds = ms / 1000;
+  if (!Number.isFinite(seconds)) return 1;
+  return Math.max(1, Math.ceil(seconds));
+}
+
+function statusError(status: number, headers: http.IncomingHttpHeaders, text: string): AppError {
+  const detail = upstreamMessage(text);
+  if (status === 429) {
+    return new AppError('upstream_rate_limited', `the upstream LLM is rate limiting requests${detail ? `: ${detail}` : ''}`, {
+      headers: { 'retry-after': String(retryAfterSeconds(headers)) },
+    });
+  }
+  if (status === 400 || status === 413 || status === 422) {
+    return new AppError('upstream_rejected', `the upstream LLM rejected the request: ${detail ?? `HTTP ${status}`}`);
+  }
+  if (status === 408 || status === 504) {
+    return new AppError('upstream_timeout', `the upstream LLM timed out (HTTP ${status})`);
+  }
+  // 401/403/404 mean Sentio's own upstream settings are wrong (key, model map): not the caller's fault.
+  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}${detail ? `: ${detail}` : ''}`);
+}
+
+function parseChunk(data: string): UpstreamChunk {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw new AppError('upstream_error', 'the upstream LLM sent a stream event that is not JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object') {
+    throw new AppError('upstream_error', 'the upstream LLM sent a stream event that is not an object');
+  }
+  const error = (parsed as { error?: unknown }).error;
+  if (error !== undefined && error !== null) {
+    const m = upstreamMessage(data);
+    throw new AppError('upstream_error', `the upstream LLM failed mid-stream${m ? `: ${m}` : ''}`);
+  }
+  return parsed as UpstreamChunk;
+}
+
+function isCompletion(v: unknown): v is UpstreamCompletion {
+  return v !== null && typeof v === 'object' && Array.isArray((v as { choices?: unknown }).choices)
+    && (v as { choices: unknown[] }).choices.length > 0;
+}
