@@ -1,0 +1,346 @@
+/** The micro-batcher on a fake clock with a scripted runner: every decision is deterministic. */
+import { describe, expect, it } from 'vitest';
+import { MicroBatcher, PassThrough } from '../../src/engine/batcher.js';
+import type { BatcherOptions } from '../../src/engine/batcher.js';
+import { EngineAbortedError, EngineDisposedError, EngineOverloadedError, InferenceError } from '../../src/engine/errors.js';
+import { FakeClock, settleMicrotasks } from './fake-clock.js';
+
+/** Items are strings; their cost is their length; the output of an item is its upper-case form. */
+interface Run {
+  items: string[];
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+function setup(over: Partial<BatcherOptions<string>> = {}) {
+  const clock = new FakeClock();
+  const runs: Run[] = [];
+  const batcher = new MicroBatcher<string, string>(
+    (items) =>
+      new Promise<string[]>((resolve, reject) => {
+        runs.push({ items, resolve: () => resolve(items.map((s) => s.toUpperCase())), reject });
+      }),
+    {
+      maxBatchSize: 4,
+      maxBatchTokens: 1000,
+      maxWaitMs: 2,
+      maxQueue: 100,
+      maxBatchesInFlight: 2,
+      cost: (s) => s.length,
+      clock,
+      ...over,
+    },
+  );
+  /** Finish run i and let everything it wakes up happen. */
+  const finish = async (i: number): Promise<void> => {
+    runs[i]!.resolve();
+    await clock.flush();
+  };
+  return { clock, runs, batcher, finish };
+}
+
+const track = <T>(p: Promise<T>) => {
+  const state: { value?: T; error?: unknown; settled: boolean } = { settled: false };
+  p.then(
+    (value) => Object.assign(state, { value, settled: true }),
+    (error: unknown) => Object.assign(state, { error, settled: true }),
+  );
+  return state;
+};
+
+describe('MicroBatcher', () => {
+  it('runs a lone call at once when the engine is idle', async () => {
+    const { clock, runs, batcher, finish } = setup();
+    const p = track(batcher.submit(['a']));
+    expect(runs).toHaveLength(0); // not synchronously: same-tick calls get a chance to join
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([['a']]);
+    await finish(0);
+    expect(p.value).toEqual(['A']);
+    expect(clock.now()).toBe(0);
+  });
+
+  it('puts calls made in the same tick into one batch', async () => {
+    const { clock, runs, batcher } = setup();
+    for (const s of ['a', 'b', 'c']) void batcher.submit([s]);
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('closes batches at maxBatchSize and keeps at most maxBatchesInFlight running', async () => {
+    const { clock, runs, batcher, finish } = setup();
+    const calls = 'abcdefghij'.split('').map((s) => track(batcher.submit([s])));
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([4, 4]);
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 2, inFlightBatches: 2, inFlightTexts: 8 });
+    await clock.advance(50); // time alone does not add a third batch: both slots are taken
+    expect(runs).toHaveLength(2);
+    await finish(0);
+    expect(runs.map((r) => r.items.length)).toEqual([4, 4, 2]);
+    await finish(1);
+    await finish(2);
+    expect(calls.map((c) => c.value)).toEqual('ABCDEFGHIJ'.split('').map((s) => [s]));
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 0, inFlightBatches: 0, batches: 3, texts: 10 });
+  });
+
+  it('closes a batch on its padded-token budget', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchTokens: 30, maxBatchSize: 100 });
+    void batcher.submit(['x'.repeat(10), 'y'.repeat(10), 'z'.repeat(10), 'w'.repeat(10)]);
+    await clock.flush();
+    // 3 texts x 10 tokens fill the budget; the fourth waits for company, then goes alone
+    expect(runs.map((r) => r.items.length)).toEqual([3]);
+    await clock.advance(2);
+    expect(runs.map((r) => r.items.length)).toEqual([3, 1]);
+  });
+
+  it('sends a text longer than the budget alone rather than never', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchTokens: 5 });
+    void batcher.submit(['a'.repeat(50)]);
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([['a'.repeat(50)]]);
+  });
+
+  it('waits up to maxWaitMs for companions while a batch runs, then closes', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 2 });
+    void batcher.submit(['a']);
+    await clock.flush();
+    expect(runs).toHaveLength(1); // idle engine: no waiting
+    void batcher.submit(['b']);
+    await clock.advance(1);
+    expect(runs).toHaveLength(1); // one batch is running: b waits for company
+    void batcher.submit(['c']);
+    await clock.advance(0.5);
+    expect(runs).toHaveLength(1);
+    await clock.advance(0.5); // b has waited 2 ms
+    expect(runs.map((r) => r.items)).toEqual([['a'], ['b', 'c']]);
+  });
+
+  it('closes a waiting batch at once when it fills', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchSize: 2 });
+    void batcher.submit(['a']);
+    await clock.flush();
+    void batcher.submit(['b']);
+    await clock.flush();
+    expect(runs).toHaveLength(1);
+    void batcher.submit(['c']);
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([['a'], ['b', 'c']]);
+    expect(clock.now()).toBe(0);
+  });
+
+  it('queues a many-text call shortest first and answers in the caller order', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 3 });
+    const texts = ['dddd', 'a', 'ccc', 'bb', 'eeeee', 'f'];
+    const p = track(batcher.submit(texts));
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([
+      ['a', 'f', 'bb'],
+      ['ccc', 'dddd', 'eeeee'],
+    ]);
+    await finish(0);
+    await finish(1);
+    expect(p.value).toEqual(texts.map((t) => t.toUpperCase()));
+  });
+
+  it('builds a batch of similar lengths around the oldest waiting text', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1, lookahead: 4 });
+    void batcher.submit(['x']); // occupies the engine
+    await clock.flush();
+    for (const s of ['mmmmm', 'a', 'mmmmmm', 'b', 'mmmm']) void batcher.submit([s]);
+    await clock.flush();
+    await finish(0);
+    // the oldest (mmmmm) goes first with its closest length (mmmm, on a tie the shorter);
+    // then the oldest left (a) with b, not with the long mmmmmm
+    expect(runs[1]!.items).toEqual(['mmmm', 'mmmmm']);
+    await finish(1);
+    expect(runs[2]!.items).toEqual(['a', 'b']);
+    await finish(2);
+    expect(runs[3]!.items).toEqual(['mmmmmm']);
+  });
+
+  it('drops queued texts of an aborted call before they run', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchesInFlight: 1 });
+    void batcher.submit(['first']);
+    await clock.flush();
+    const ac = new AbortController();
+    const aborted = track(batcher.submit(['gone1', 'gone2'], ac.signal));
+    const kept = track(batcher.submit(['kept']));
+    ac.abort();
+    await settleMicrotasks();
+    expect(aborted.error).toBeInstanceOf(EngineAbortedError);
+    expect((aborted.error as EngineAbortedError).code).toBe('ENGINE_ABORTED');
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 1, aborted: 1, dropped: 2 });
+    await finish(0);
+    expect(runs.map((r) => r.items)).toEqual([['first'], ['kept']]);
+    await finish(1);
+    expect(kept.value).toEqual(['KEPT']);
+  });
+
+  it('rejects an aborted call at once even while its batch runs, and ignores the late result', async () => {
+    const { clock, runs, batcher, finish } = setup();
+    const ac = new AbortController();
+    const p = track(batcher.submit(['a'], ac.signal));
+    await clock.flush();
+    expect(runs).toHaveLength(1);
+    ac.abort(new Error('client went away'));
+    await settleMicrotasks();
+    expect(p.error).toBeInstanceOf(EngineAbortedError);
+    expect((p.error as Error).message).toContain('client went away');
+    await finish(0);
+    expect(p.value).toBeUndefined();
+  });
+
+  it('refuses an already aborted signal without queueing', async () => {
+    const { clock, runs, batcher } = setup();
+    await expect(batcher.submit(['a'], AbortSignal.abort())).rejects.toBeInstanceOf(EngineAbortedError);
+    await clock.flush();
+    expect(runs).toHaveLength(0);
+  });
+
+  it('removes its abort listener once the call settles', async () => {
+    const { clock, batcher, finish } = setup();
+    const ac = new AbortController();
+    let listeners = 0;
+    const signal = ac.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners++;
+      add(...args);
+    }) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners--;
+      remove(...args);
+    }) as typeof remove;
+    const p = batcher.submit(['a'], signal);
+    await clock.flush();
+    await finish(0);
+    await p;
+    expect(listeners).toBe(0);
+  });
+
+  it('refuses calls with EngineOverloadedError when the queue is full', async () => {
+    const { clock, batcher } = setup({ maxQueue: 10, maxBatchesInFlight: 1, maxBatchSize: 2 });
+    void batcher.submit(['r1', 'r2']); // running
+    await clock.flush();
+    void batcher.submit(Array.from({ length: 8 }, (_, i) => `q${i}`));
+    await expect(batcher.submit(['one', 'two', 'three'])).rejects.toMatchObject({ code: 'ENGINE_OVERLOADED' });
+    void batcher.submit(['one', 'two']); // fits exactly
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 10, overloaded: 1 });
+    await expect(batcher.submit(['x'])).rejects.toBeInstanceOf(EngineOverloadedError);
+  });
+
+  it('admits a call larger than the queue when the queue is empty', async () => {
+    const { clock, runs, batcher } = setup({ maxQueue: 5 });
+    const p = track(batcher.submit(Array.from({ length: 12 }, () => 'a')));
+    await clock.flush();
+    expect(runs).toHaveLength(2);
+    expect(p.error).toBeUndefined();
+    // 4 texts still wait; 2 more would pass the limit of 5
+    await expect(batcher.submit(['late', 'later'])).rejects.toBeInstanceOf(EngineOverloadedError);
+  });
+
+  it('rejects every call of a failed batch and keeps serving the next', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1 });
+    const a = track(batcher.submit(['a']));
+    const b = track(batcher.submit(['b']));
+    const c = track(batcher.submit(['c']));
+    await clock.flush();
+    runs[0]!.reject(new InferenceError('boom'));
+    await clock.flush();
+    expect(a.error).toBeInstanceOf(InferenceError);
+    expect(b.error).toBeInstanceOf(InferenceError);
+    await finish(1);
+    expect(c.value).toEqual(['C']);
+    expect(batcher.stats().failedBatches).toBe(1);
+  });
+
+  it('rejects a call whose batch throws synchronously', async () => {
+    const clock = new FakeClock();
+    const batcher = new MicroBatcher<string, string>(
+      () => {
+        throw new Error('sync failure');
+      },
+      { maxBatchSize: 4, maxBatchTokens: 100, maxWaitMs: 1, maxQueue: 10, maxBatchesInFlight: 1, cost: () => 1, clock },
+    );
+    const p = track(batcher.submit(['a']));
+    await clock.flush();
+    expect((p.error as Error).message).toBe('sync failure');
+  });
+
+  it('close() rejects queued calls and refuses new ones; drain() waits for running work', async () => {
+    const { clock, batcher, finish } = setup({ maxBatchesInFlight: 1, maxBatchSize: 1 });
+    const running = track(batcher.submit(['a']));
+    await clock.flush();
+    const queued = track(batcher.submit(['b']));
+    const drained = track(batcher.drain());
+    batcher.close(new EngineDisposedError('closed'));
+    await settleMicrotasks();
+    expect(queued.error).toBeInstanceOf(EngineDisposedError);
+    expect(drained.settled).toBe(false);
+    await finish(0);
+    expect(running.value).toEqual(['A']);
+    expect(drained.settled).toBe(true);
+    await expect(batcher.submit(['c'])).rejects.toBeInstanceOf(EngineDisposedError);
+  });
+
+  it('answers an empty call with an empty result without running', async () => {
+    const { clock, runs, batcher } = setup();
+    await expect(batcher.submit([])).resolves.toEqual([]);
+    await clock.flush();
+    expect(runs).toHaveLength(0);
+  });
+
+  it('clears its wait timer when the queue empties', async () => {
+    const { clock, batcher } = setup({ maxBatchesInFlight: 2 });
+    void batcher.submit(['a']);
+    await clock.flush();
+    const ac = new AbortController();
+    void batcher.submit(['b'], ac.signal).catch(() => undefined);
+    await clock.flush();
+    expect(clock.pendingTimers).toBe(1);
+    ac.abort();
+    await clock.advance(5);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('validates its options', () => {
+    expect(() => setup({ maxBatchSize: 0 })).toThrow(RangeError);
+    expect(() => setup({ maxWaitMs: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('PassThrough (batching off)', () => {
+  it('runs every call as its own batch, splitting large ones', async () => {
+    const runs: string[][] = [];
+    const pass = new PassThrough<string, string>(
+      async (items) => {
+        runs.push(items);
+        return items.map((s) => s.toUpperCase());
+      },
+      { maxBatchSize: 2, maxQueue: 10 },
+    );
+    const [a, b] = await Promise.all([pass.submit(['a']), pass.submit(['b', 'c', 'd'])]);
+    expect(a).toEqual(['A']);
+    expect(b).toEqual(['B', 'C', 'D']);
+    expect(runs).toEqual([['a'], ['b', 'c'], ['d']]);
+  });
+
+  it('applies the queue limit and abort', async () => {
+    const releases: (() => void)[] = [];
+    const release = (): void => releases.shift()?.();
+    const pass = new PassThrough<string, string>(
+      (items) => new Promise((r) => releases.push(() => r(items))),
+      { maxBatchSize: 8, maxQueue: 2 },
+    );
+    const ac = new AbortController();
+    const first = pass.submit(['a', 'b'], ac.signal);
+    await expect(pass.submit(['c'])).rejects.toBeInstanceOf(EngineOverloadedError);
+    ac.abort();
+    await expect(first).rejects.toBeInstanceOf(EngineAbortedError);
+    release();
+    const next = pass.submit(['c']);
+    release();
+    await expect(next).resolves.toEqual(['c']);
+  });
+});
