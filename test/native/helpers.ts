@@ -1,0 +1,41 @@
+/** Shared set-up for the native tests: the committed model, its tokenizer tables and the dair-ai val texts. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { native } from '../../src/engine/binding.js';
+import type { NativeHandle, NativeLoadOptions } from '../../src/engine/binding.js';
+import { readModelFiles } from '../../src/engine/model-files.js';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const MODEL_DIR = join(ROOT, 'models', 'emotion');
+export const DAIR_VAL = join(ROOT, '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt');
+
+/** The val split's texts (lines are `text;label`). */
+export function dairTexts(): string[] {
+  return readFileSync(DAIR_VAL, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.slice(0, l.lastIndexOf(';')));
+}
+
+export async function loadNative(over: Partial<NativeLoadOptions> = {}): Promise<NativeHandle> {
+  const files = await readModelFiles(MODEL_DIR, { verifyChecksums: false });
+  return native.load({
+    modelPath: files.modelPath,
+    tokenizer: files.tokenizer,
+    executionProvider: 'cpu',
+    intraOpThreads: 2,
+    interOpThreads: 1,
+    ...over,
+  });
+}
+
+/** Per-text slices of a flat id array. */
+export function splitIds(ids: Int32Array, lengths: Int32Array): number[][] {
+  const out: number[][] = [];
+  let at = 0;
+  for (const n of lengths) {
+    out.push(Array.from(ids.subarray(at, at + n)));
+    at += n;
+  }
+  return out;
+}

@@ -1,0 +1,126 @@
+/**
+ * Correctness of the whole engine path (C++ tokenizer, padding, sub-batching, output split) against the
+ * way a Node user would run the same model: onnxruntime-node's JS API with the JS tokenizer, one text
+ * per run. All 2,000 dair-ai val texts must agree within 1e-5, and a text must score the same alone or
+ * inside a batch of mixed lengths (where it is padded).
+ */
+import { join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/engine/engine.js';
+import type { Engine, TextScores } from '../../src/engine/engine.js';
+import { native } from '../../src/engine/binding.js';
+import type { NativeHandle } from '../../src/engine/binding.js';
+import { WordPieceTokenizer } from '../../src/tokenizer/wordpiece.js';
+import { MODEL_DIR, dairTexts, loadNative } from './helpers.js';
+
+const TOL = 1e-5;
+const texts = dairTexts();
+
+interface Reference {
+  emotions: Float32Array;
+  sub: Float32Array;
+  va: Float32Array;
+  tokens: number;
+}
+
+let engine: Engine;
+let handle: NativeHandle;
+let session: ort.InferenceSession;
+let tokenizer: WordPieceTokenizer;
+
+async function reference(text: string): Promise<Reference> {
+  const ids = tokenizer.encode(text);
+  const shape = [1, ids.length];
+  const out = await session.run({
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (i) => BigInt(i)), shape),
+    attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
+  });
+  return {
+    emotions: out['emotions']!.data as Float32Array,
+    sub: out['sub_emotions']!.data as Float32Array,
+    va: out['valence_arousal']!.data as Float32Array,
+    tokens: ids.length,
+  };
+}
+
+function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+function diffScores(s: TextScores, r: Reference): number {
+  return Math.max(maxDiff(s.emotions, r.emotions), maxDiff(s.subEmotions, r.sub), maxDiff([s.valence, s.arousal], r.va));
+}
+
+beforeAll(async () => {
+  engine = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', intraOpThreads: 2 });
+  handle = await loadNative({ warmup: false });
+  session = await ort.InferenceSession.create(join(MODEL_DIR, 'model.onnx'), { intraOpNumThreads: 2, interOpNumThreads: 1 });
+  tokenizer = WordPieceTokenizer.load(join(MODEL_DIR, 'tokenizer.json'));
+});
+afterAll(async () => {
+  await engine?.close();
+  if (handle) await native.dispose(handle);
+  await session?.release();
+});
+
+describe('engine vs onnxruntime-node JS API', () => {
+  it('agrees within 1e-5 on all 2,000 dair-ai val texts', async () => {
+    expect(texts).toHaveLength(2000);
+    const scores = await engine.analyze(texts);
+    let worst = 0;
+    let worstText = '';
+    for (let i = 0; i < texts.length; i++) {
+      const ref = await reference(texts[i]!);
+      expect(scores[i]!.tokens).toBe(ref.tokens);
+      const d = diffScores(scores[i]!, ref);
+      if (d > worst) [worst, worstText] = [d, texts[i]!];
+    }
+    expect(worst, `worst text: ${worstText}`).toBeLessThan(TOL);
+  });
+
+  it('labels come from the manifest', () => {
+    expect(engine.labels.emotions).toHaveLength(6);
+    expect(engine.labels.subEmotions).toHaveLength(28);
+    expect(engine.info.provider).toBe('cpu');
+  });
+});
+
+describe('batch invariance', () => {
+  it('scores a text the same alone and padded inside a mixed-length batch', async () => {
+    // Four texts always share one padded run (the addon's smallest sub-batch), so short ones get padding.
+    const byLength = [...texts].sort((a, b) => a.length - b.length);
+    const picks = [byLength[0]!, byLength[1999]!, byLength[700]!, byLength[5]!, byLength[1500]!, byLength[20]!, byLength[1990]!, byLength[3]!];
+    const alone = await Promise.all(picks.map((t) => native.run(handle, [t])));
+    for (let g = 0; g < picks.length; g += 4) {
+      const group = picks.slice(g, g + 4);
+      const together = await native.run(handle, group);
+      group.forEach((_, k) => {
+        for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+          const whole = together.outputs[name]!;
+          const width = whole.length / group.length;
+          expect(maxDiff(whole.subarray(k * width, (k + 1) * width), alone[g + k]!.outputs[name]!)).toBeLessThan(TOL);
+        }
+      });
+    }
+  });
+
+  it('scores a text the same alone and inside a 64-text batch through the engine', async () => {
+    const batch = texts.slice(100, 164);
+    const together = await engine.analyze(batch);
+    for (let i = 0; i < batch.length; i += 9) {
+      const [alone] = await engine.analyze([batch[i]!]);
+      expect(diffScores(together[i]!, { emotions: alone!.emotions, sub: alone!.subEmotions, va: Float32Array.of(alone!.valence, alone!.arousal), tokens: 0 })).toBeLessThan(TOL);
+    }
+  });
+
+  it('gives identical results for the same text repeated in one batch', async () => {
+    const t = texts[42]!;
+    const r = await engine.analyze([t, 'short', t, texts[7]!, t]);
+    expect(Array.from(r[0]!.emotions)).toEqual(Array.from(r[2]!.emotions));
+    expect(maxDiff(r[0]!.subEmotions, r[4]!.subEmotions)).toBeLessThan(TOL);
+  });
+});
