@@ -12,7 +12,9 @@ import { MemoryContextStore } from './store/memory-store.js';
 import type { ContextStore } from './store/context-store.js';
 import { CompositeKeyVerifier, StaticKeyVerifier } from './auth/api-keys.js';
 import type { KeyVerifier } from './auth/api-keys.js';
-import { HttpServer } from './http/server.js';
+import { HttpServer, currentRequest } from './http/server.js';
+import { Metrics } from './metrics.js';
+import type { EngineGauges } from './metrics.js';
 import type { Route } from './http/server.js';
 import { emotionRoutes } from './api/emotion-routes.js';
 import { v1Dialect } from './api/v1/emotions.js';
@@ -31,7 +33,26 @@ import type { IdempotencyStore } from './guard/idempotency.js';
 export interface AnalysisEngine extends ScoreSource {
   readonly labels: LabelOrder;
   describe(): Record<string, unknown>;
-  close(): Promise<void>;
+  /** Queue gauges for /metrics. */
+  stats?(): EngineGauges;
+  close(opts?: { drain?: boolean }): Promise<void>;
+}
+
+/** Times every engine call: a histogram, and x-inference-time on the request it served. */
+function meteredEngine(engine: AnalysisEngine, metrics: Metrics): ScoreSource {
+  return {
+    async analyze(texts, opts) {
+      const started = performance.now();
+      try {
+        return await engine.analyze(texts, opts);
+      } finally {
+        const ms = performance.now() - started;
+        metrics.analysisTime.observe(ms / 1000);
+        const ctx = currentRequest();
+        if (ctx) ctx.inferenceMs += ms;
+      }
+    },
+  };
 }
 
 export interface SentioOptions {
@@ -50,6 +71,7 @@ export interface Sentio {
   readonly server: HttpServer;
   readonly service: EmotionService;
   readonly logger: Logger;
+  readonly metrics: Metrics;
   /** Graceful stop: refuse new connections, let in-flight requests finish within `graceMs`, release. */
   close(graceMs?: number): Promise<void>;
 }
@@ -62,7 +84,11 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     maxMessagesPerContext: config.contextMaxMessages,
     now: opts.now,
   });
-  const service = new EmotionService(opts.engine, new ScoreMapper(opts.engine.labels), store, opts.now);
+  const metrics = new Metrics({
+    engine: () => opts.engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 },
+    contexts: () => store.size(),
+  });
+  const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
   let keyFile: FileKeyVerifier | undefined;
   if (!opts.keys && config.apiKeysFile) {
     keyFile = new FileKeyVerifier(config.apiKeysFile, logger);
@@ -81,7 +107,10 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
     ...apiRoutes,
   ];
-  routes.push(openApiRoute(routes));
+  routes.push(openApiRoute(routes), {
+    method: 'get', pattern: '/metrics', auth: false, summary: 'Prometheus metrics',
+    handler: async () => ({ status: 200, body: undefined, rawBody: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+  });
 
   const server = new HttpServer({
     routes,
@@ -90,6 +119,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     tls: config.tls,
     maxBodyBytes: config.limits.bodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    maxInFlight: config.maxInFlight,
     mapError: mapLowerError,
     middleware: [
       rateLimitMiddleware({ store: opts.rateLimits ?? new MemoryRateLimitStore(), defaultRpm: config.rateLimitRpm, costOf: requestCost }),
@@ -99,7 +129,10 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
         maxKeyBytes: config.limits.idempotencyKeyBytes,
       }),
     ],
-    onRequestDone: (entry) => logger.info(entry, 'request'),
+    onRequestDone: (entry) => {
+      metrics.observeRequest(entry);
+      logger.info(entry, 'request');
+    },
   });
   const port = await server.listen(config.host, config.port);
 
@@ -108,6 +141,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     server,
     service,
     logger,
+    metrics,
     async close(graceMs = 10_000) {
       closing = true;
       server.stopListening();

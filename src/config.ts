@@ -39,6 +39,8 @@ const EnvSchema = z.object({
   SENTIO_MAX_CHAT_MESSAGES: int(256, 1),
   /** A request whose body has not fully arrived after this long gets its connection closed. */
   SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1),
+  /** Requests in progress at once; past it new ones get 503 at once (each may hold a 1 MiB body). */
+  SENTIO_MAX_IN_FLIGHT: int(512, 1),
   SENTIO_MODEL_DIR: z.string().default('models/emotion'),
   SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
   SENTIO_INTRA_OP_THREADS: int(0, 0, 1024),
@@ -81,6 +83,7 @@ export interface Config {
   logLevel: Env['SENTIO_LOG_LEVEL'];
   limits: Limits;
   requestTimeoutMs: number;
+  maxInFlight: number;
   engine: {
     modelDir: string;
     executionProvider: Env['SENTIO_EXECUTION_PROVIDER'];
@@ -158,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idempotencyKeyBytes: 255,
     },
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
+    maxInFlight: e.SENTIO_MAX_IN_FLIGHT,
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,
       executionProvider: e.SENTIO_EXECUTION_PROVIDER,

@@ -3,6 +3,7 @@
  * check, body read with a cap, handler, corked reply, audit log line) and listen/close. Handlers never
  * see uWS objects; they get a RequestContext and return a Reply.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
@@ -30,13 +31,24 @@ export interface RequestContext {
   analysedTokens: number;
   /** Extra headers for the reply (timings, rate limits), merged into success and error responses. */
   readonly replyHeaders: Record<string, string>;
+  /** Milliseconds this request waited for the engine (x-inference-time). */
+  inferenceMs: number;
+}
+
+const requestScope = new AsyncLocalStorage<RequestContext>();
+
+/** The request being handled, for code far from the handler (engine timing). */
+export function currentRequest(): RequestContext | undefined {
+  return requestScope.getStore();
 }
 
 export interface JsonReply {
   status: number;
   body: unknown;
-  /** The body already serialised (idempotent replays); sent as is when present. */
+  /** The body already serialised (idempotent replays, metrics); sent as is when present. */
   rawBody?: string;
+  /** Default application/json. */
+  contentType?: string;
   headers?: Record<string, string>;
 }
 
@@ -84,6 +96,8 @@ export interface ServerOptions {
   requestTimeoutMs: number;
   tls?: { cert: string; key: string } | undefined;
   middleware?: readonly Middleware[];
+  /** Requests handled at once; past it new requests get 503 overloaded at once. */
+  maxInFlight?: number;
   /** Called once per finished request (after the reply, or on abort with status 499). */
   onRequestDone?: (entry: RequestLogEntry) => void;
   /** Maps errors from lower layers (engine, store, upstream) to API errors. */
@@ -204,6 +218,7 @@ export class HttpServer {
       key: undefined,
       analysedTokens: 0,
       replyHeaders: {},
+      inferenceMs: 0,
     };
     this.#inFlight++;
     let status = 499; // client closed before a reply, as nginx logs it
@@ -225,10 +240,13 @@ export class HttpServer {
       if (state.aborted) return;
       state.responded = true;
       const body = JSON.stringify(toErrorBody(err, ctx.requestId));
-      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { ...ctx.replyHeaders, ...err.headers }, closeConnection));
+      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { ...timingHeaders(ctx), ...ctx.replyHeaders, ...err.headers }, closeConnection || this.#draining));
     };
 
     const run = async (): Promise<void> => {
+      if (route.auth && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
+        throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+      }
       rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       if (route.auth) {
         const key = presentedKey(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
@@ -274,10 +292,12 @@ export class HttpServer {
       if (state.aborted) return;
       state.responded = true;
       const json = reply.rawBody ?? JSON.stringify(reply.body);
-      res.cork(() => writeJson(res, reply.status, json, ctx.requestId, { ...ctx.replyHeaders, ...reply.headers }, false));
+      const replyHeaders = { ...timingHeaders(ctx), ...ctx.replyHeaders, ...reply.headers };
+      // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
+      res.cork(() => writeJson(res, reply.status, json, ctx.requestId, replyHeaders, this.#draining, reply.contentType));
     };
 
-    run()
+    requestScope.run(ctx, run)
       .catch((err: unknown) => {
         if (state.responded) {
           this.#opts.logger.error({ err, request_id: ctx.requestId }, 'error after reply started');
@@ -300,12 +320,16 @@ export class HttpServer {
   }
 }
 
+function timingHeaders(ctx: RequestContext): Record<string, string> {
+  return ctx.inferenceMs > 0 ? { 'x-inference-time': ctx.inferenceMs.toFixed(3) } : {};
+}
+
 function writeJson(
   res: HttpResponse, status: number, body: string, requestId: string,
-  headers: Record<string, string>, closeConnection: boolean,
+  headers: Record<string, string>, closeConnection: boolean, contentType = 'application/json',
 ): void {
   res.writeStatus(statusLine(status));
-  res.writeHeader('content-type', 'application/json');
+  res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   res.end(body, closeConnection);

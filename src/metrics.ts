@@ -1,0 +1,70 @@
+/**
+ * Prometheus metrics (`GET /metrics`). One registry per server instance, so several in one process
+ * (tests) do not collide. Names follow `sentio_<noun>_<unit>`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestLogEntry } from './http/server.js';
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface EngineGauges {
+  queuedTexts: number;
+  inFlightBatches: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #requests = new Counter({
+    name: 'sentio_http_requests_total', help: 'HTTP requests by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const, registers: [this.registry],
+  });
+  readonly #latency = new Histogram({
+    name: 'sentio_http_request_duration_seconds', help: 'HTTP request latency (time to the last byte written)',
+    labelNames: ['route', 'method'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+  readonly #tokens = new Counter({
+    name: 'sentio_analysed_tokens_total', help: 'Emotion-model input tokens analysed', registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: 'sentio_engine_batch_size_texts', help: 'Texts per engine run',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
+  });
+  readonly inferenceTime = new Histogram({
+    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run (tokenization and inference)',
+    buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+  readonly analysisTime = new Histogram({
+    name: 'sentio_engine_request_duration_seconds', help: 'Time a request waited for its scores (queue and inference)',
+    buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+  readonly llmLatency = new Histogram({
+    name: 'sentio_llm_request_duration_seconds', help: 'Upstream LLM call time (to the last token)',
+    labelNames: ['model', 'stream'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
+  });
+  readonly llmErrors = new Counter({
+    name: 'sentio_llm_errors_total', help: 'Upstream LLM failures by kind',
+    labelNames: ['kind'] as const, registers: [this.registry],
+  });
+
+  constructor(sources: { engine: () => EngineGauges; contexts: () => Promise<number> }) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'sentio_' });
+    new Gauge({
+      name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.registry],
+      collect() { this.set(sources.engine().queuedTexts); },
+    });
+    new Gauge({
+      name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.registry],
+      collect() { this.set(sources.engine().inFlightBatches); },
+    });
+    new Gauge({
+      name: 'sentio_contexts_stored', help: 'Contexts held by the context store', registers: [this.registry],
+      async collect() { this.set(await sources.contexts().catch(() => 0)); },
+    });
+  }
+
+  observeRequest(e: RequestLogEntry): void {
+    this.#requests.inc({ route: e.route, method: e.method, status: String(e.status) });
+    this.#latency.observe({ route: e.route, method: e.method }, e.latency_ms / 1000);
+    if (e.analysed_tokens > 0) this.#tokens.inc(e.analysed_tokens);
+  }
+}

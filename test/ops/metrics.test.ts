@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => { s = await startTestServer(); });
+afterAll(async () => { await s.close(); });
+
+describe('observability', () => {
+  it('GET /metrics exposes requests, latency, engine, tokens and contexts in Prometheus text format', async () => {
+    await s.post('/v2/emotions/m-ctx/analysis', { messages: [{ content: { text: 'I am glad you are here' } }] });
+    await s.post('/v2/emotions/batch-analysis', { messages: [{ content: { text: 'one' } }, { content: { text: 'two' } }] });
+    await s.get('/v2/emotions/unknown');
+    const r = await fetch(`${s.base}/metrics`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await r.text();
+    expect(text).toMatch(/sentio_http_requests_total\{route="\/v2\/emotions\/:contextId\/analysis",method="POST",status="200"\} 1/);
+    expect(text).toMatch(/sentio_http_requests_total\{route="\/v2\/emotions\/:contextId",method="GET",status="404"\} 1/);
+    expect(text).toMatch(/sentio_http_request_duration_seconds_bucket\{le="0.5",route="\/v2\/emotions\/batch-analysis",method="POST"\} 1/);
+    expect(text).toMatch(/sentio_engine_request_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/sentio_engine_queue_depth_texts 0/);
+    expect(text).toMatch(/sentio_engine_batches_in_flight 0/);
+    expect(text).toMatch(/sentio_analysed_tokens_total [1-9]\d*/);
+    expect(text).toMatch(/sentio_contexts_stored 1/);
+    expect(text).toMatch(/sentio_process_resident_memory_bytes \d+/);
+    expect(text).toContain('sentio_engine_batch_size_texts');
+    expect(text).toContain('sentio_llm_request_duration_seconds');
+  });
+
+  it('analysis responses carry x-inference-time', async () => {
+    const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'timing' } }] });
+    expect(Number(r.headers.get('x-inference-time'))).toBeGreaterThan(0);
+    const g = await s.get('/v2/emotions/m-ctx');
+    expect(g.headers.get('x-inference-time')).toBeNull();
+  });
+});
