@@ -1,0 +1,213 @@
+/** Hostile inputs and lifecycle abuse: every case ends in a result or a typed error, never a crash. */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { native } from '../../src/engine/binding.js';
+import type { NativeHandle } from '../../src/engine/binding.js';
+import {
+  EngineAbortedError,
+  EngineDisposedError,
+  EngineInputError,
+  EngineOverloadedError,
+  ModelLoadError,
+  ProviderUnavailableError,
+  createEngine,
+} from '../../src/engine/engine.js';
+import type { Engine, TextScores } from '../../src/engine/engine.js';
+import { MODEL_DIR, dairTexts, loadNative } from './helpers.js';
+
+const texts = dairTexts();
+let engine: Engine;
+
+function expectValid(s: TextScores): void {
+  const sum = s.emotions.reduce((a, b) => a + b, 0);
+  expect(sum).toBeGreaterThan(0.999);
+  expect(sum).toBeLessThan(1.001);
+  expect(s.subEmotions.every((p) => p >= 0 && p <= 1)).toBe(true);
+  expect(Number.isFinite(s.valence) && Number.isFinite(s.arousal)).toBe(true);
+  expect(s.tokens).toBeGreaterThanOrEqual(1);
+}
+
+beforeAll(async () => {
+  engine = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', intraOpThreads: 2 });
+});
+afterAll(async () => {
+  await engine?.close();
+});
+
+describe('inputs', () => {
+  it('scores empty and whitespace-only strings as [CLS] alone', async () => {
+    const r = await engine.analyze(['', ' ', '\n\t']);
+    r.forEach(expectValid);
+    expect(r.map((s) => s.tokens)).toEqual([1, 1, 1]);
+    expect(Array.from(r[1]!.emotions)).toEqual(Array.from(r[0]!.emotions));
+  });
+
+  it('truncates a 1 MB string to max_length tokens', async () => {
+    const big = 'so very happy today '.repeat(52_429); // ~1 MB
+    expect(big.length).toBeGreaterThan(1_000_000);
+    const [s] = await engine.analyze([big]);
+    expectValid(s!);
+    expect(s!.tokens).toBe(engine.info.maxLength);
+  });
+
+  it('handles lone surrogates and control characters like their replacements', async () => {
+    const r = await engine.analyze(['I am \ud800 sad', 'I am \ufffd sad', 'ctrl\u0000\u0007\u001b[31m text\u007f', '\udfff\udbff', '\u202eevil\u202c']);
+    r.forEach(expectValid);
+    expect(Array.from(r[0]!.emotions)).toEqual(Array.from(r[1]!.emotions));
+  });
+
+  it('answers a 10,000-text call in order', async () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => texts[i % texts.length]!);
+    const r = await engine.analyze(many);
+    expect(r).toHaveLength(10_000);
+    r.forEach(expectValid);
+    const [single] = await engine.analyze([many[9_999]!]);
+    expect(Array.from(r[9_999]!.emotions)).toEqual(Array.from(single!.emotions));
+  });
+
+  it('serves 3,000 concurrent single-text calls', async () => {
+    const calls = Array.from({ length: 3_000 }, (_, i) => engine.analyze([texts[i % texts.length]!]));
+    const r = await Promise.all(calls);
+    expect(r).toHaveLength(3_000);
+    r.forEach(([s]) => expectValid(s!));
+    await new Promise((resolve) => setImmediate(resolve)); // batch bookkeeping settles after the callers
+    expect(engine.stats()).toMatchObject({ queuedTexts: 0, inFlightBatches: 0 });
+  });
+
+  it('refuses the excess of a flood beyond the queue with EngineOverloadedError', async () => {
+    const small = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', maxQueue: 100, warmup: false });
+    try {
+      const settled = await Promise.allSettled(Array.from({ length: 2_000 }, (_, i) => small.analyze([texts[i % texts.length]!])));
+      const rejected = settled.filter((s) => s.status === 'rejected');
+      expect(rejected.length).toBeGreaterThan(0);
+      expect(settled.length - rejected.length).toBeGreaterThanOrEqual(100);
+      for (const r of rejected) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(EngineOverloadedError);
+      expect(small.stats().overloaded).toBe(rejected.length);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('rejects non-string input with EngineInputError', async () => {
+    await expect(engine.analyze('text' as unknown as string[])).rejects.toBeInstanceOf(EngineInputError);
+    await expect(engine.analyze(['ok', 7 as unknown as string])).rejects.toBeInstanceOf(EngineInputError);
+  });
+
+  it('rejects an aborted call with EngineAbortedError and keeps serving', async () => {
+    const ac = new AbortController();
+    const p = engine.analyze(texts.slice(0, 2000), { signal: ac.signal });
+    setTimeout(() => ac.abort(), 1);
+    await expect(p).rejects.toBeInstanceOf(EngineAbortedError);
+    const [s] = await engine.analyze(['still here']);
+    expectValid(s!);
+  });
+});
+
+describe('lifecycle', () => {
+  it('close() while a large call runs rejects it with EngineDisposedError and refuses later calls', async () => {
+    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false });
+    const running = e.analyze(Array.from({ length: 4_096 }, (_, i) => texts[i % texts.length]!)).catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 20));
+    await e.close();
+    expect(await running).toBeInstanceOf(EngineDisposedError);
+    await expect(e.analyze(['after'])).rejects.toBeInstanceOf(EngineDisposedError);
+    await e.close(); // idempotent
+    expect(e.stats().closed).toBe(true);
+  });
+
+  it('close({drain: true}) lets queued work finish', async () => {
+    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false });
+    const running = e.analyze(texts.slice(0, 300));
+    await e.close({ drain: true });
+    await expect(running).resolves.toHaveLength(300);
+  });
+
+  it('native dispose rejects queued runs and a second dispose is harmless', async () => {
+    const h: NativeHandle = await loadNative({ warmup: false });
+    const runs = Array.from({ length: 20 }, () => native.run(h, texts.slice(0, 64)));
+    const disposed = native.dispose(h);
+    const settled = await Promise.allSettled(runs);
+    await disposed;
+    await native.dispose(h);
+    const failures = settled.filter((s) => s.status === 'rejected');
+    expect(failures.length).toBeGreaterThan(0);
+    for (const f of failures) expect((f as PromiseRejectedResult).reason).toBeInstanceOf(EngineDisposedError);
+    await expect(native.run(h, ['x'])).rejects.toBeInstanceOf(EngineDisposedError);
+    expect(native.info(h).disposed).toBe(true);
+  });
+
+  it('rejects a foreign value as a handle', async () => {
+    await expect(native.run({} as NativeHandle, ['x'])).rejects.toBeInstanceOf(EngineInputError);
+    await expect(native.load({} as never)).rejects.toBeInstanceOf(EngineInputError);
+  });
+});
+
+describe('load failures', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sentio-model-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function copyDir(name: string, model: string | Buffer | null): string {
+    const d = join(dir, name);
+    rmSync(d, { recursive: true, force: true });
+    mkdirSync(d, { recursive: true });
+    copyFileSync(join(MODEL_DIR, 'manifest.json'), join(d, 'manifest.json'));
+    copyFileSync(join(MODEL_DIR, 'tokenizer.json'), join(d, 'tokenizer.json'));
+    if (model !== null) writeFileSync(join(d, 'model.onnx'), model);
+    return d;
+  }
+
+  it('names the missing model file', async () => {
+    const d = copyDir('missing', null);
+    const err = await createEngine({ modelDir: d, executionProvider: 'cpu' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as Error).message).toContain(join(d, 'model.onnx'));
+  });
+
+  it('catches a corrupt model by checksum', async () => {
+    const d = copyDir('corrupt-sum', Buffer.from('this is not an onnx model'));
+    const err = await createEngine({ modelDir: d, executionProvider: 'cpu' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as Error).message).toMatch(/sha256/);
+  });
+
+  it('reports a corrupt model from ONNX Runtime when checksums are off', async () => {
+    const d = copyDir('corrupt-ort', Buffer.from('this is not an onnx model'));
+    const err = await createEngine({ modelDir: d, executionProvider: 'cpu', verifyChecksums: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelLoadError);
+    expect((err as ModelLoadError).code).toBe('ENGINE_MODEL_LOAD_FAILED');
+    expect((err as Error).message).toContain('cannot load model');
+  });
+
+  it('rejects executionProvider cuda at load on a host without CUDA', async () => {
+    const err = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cuda', warmup: false }).catch((e: unknown) => e);
+    if (err && typeof err === 'object' && 'info' in err) {
+      await (err as Engine).close(); // a CUDA host: nothing to check here
+      return;
+    }
+    expect(err).toBeInstanceOf(ProviderUnavailableError);
+    expect((err as Error).message).toContain('docs/gpu.md');
+  });
+
+  it('falls back from auto to CPU with one warning', async () => {
+    const lines: { level: string; msg: string; obj: object }[] = [];
+    const logger = {
+      info: (obj: object, msg: string) => lines.push({ level: 'info', msg, obj }),
+      warn: (obj: object, msg: string) => lines.push({ level: 'warn', msg, obj }),
+    };
+    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'auto', warmup: false, logger });
+    try {
+      if (e.info.provider === 'cuda') return;
+      expect(e.info.fallbackReason).toBeTruthy();
+      expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+      expect(lines.find((l) => l.level === 'warn')!.msg).toMatch(/CUDA.*CPU/);
+    } finally {
+      await e.close();
+    }
+  });
+});
+
