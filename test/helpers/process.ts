@@ -1,0 +1,37 @@
+/** Run the built server (dist/src/main.js) as a child process, as `npm start` does. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join('\n')}`)), 60_000);
+    const onLine = (buf: Buffer) => {
+      for (const line of buf.toString().split('\n')) {
+        if (!line) continue;
+        output.push(line);
+        if (line.includes('"sentio listening"')) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { port: number }).port);
+        }
+      }
+    };
+    child.stdout!.on('data', onLine);
+    child.stderr!.on('data', onLine);
+    void exited.then((code) => reject(new Error(`server exited with ${code}:\n${output.join('\n')}`)));
+  });
+  return { child, port, base: `http://127.0.0.1:${port}`, output, exited };
+}
