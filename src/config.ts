@@ -30,6 +30,12 @@ const EnvSchema = z.object({
   /** Messages kept per context; the oldest is evicted past this (its lookup then answers 404). */
   SENTIO_CONTEXT_MAX_MESSAGES: int(1_000, 1),
   SENTIO_REDIS_URL: z.string().optional(),
+  /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+  SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
+  /** A Redis command not answered within this fails with 503: fail fast rather than queue behind a dead server. */
+  SENTIO_REDIS_TIMEOUT_MS: int(1_000, 10, 60_000),
+  /** HTTP threads (uWS apps on worker threads sharing the port); 1 serves HTTP on the main thread. docs/deployment.md */
+  SENTIO_HTTP_WORKERS: int(1, 1, 256),
   SENTIO_RATE_LIMIT_RPM: int(600, 1),
   SENTIO_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SENTIO_MAX_BODY_BYTES: int(1_048_576, 1),
@@ -79,6 +85,9 @@ export interface Config {
   contextMax: number;
   contextMaxMessages: number;
   redisUrl: string | undefined;
+  redisPrefix: string;
+  redisTimeoutMs: number;
+  httpWorkers: number;
   rateLimitRpm: number;
   logLevel: Env['SENTIO_LOG_LEVEL'];
   limits: Limits;
@@ -148,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     contextMax: e.SENTIO_CONTEXT_MAX,
     contextMaxMessages: e.SENTIO_CONTEXT_MAX_MESSAGES,
     redisUrl: e.SENTIO_REDIS_URL,
+    redisPrefix: e.SENTIO_REDIS_PREFIX,
+    redisTimeoutMs: e.SENTIO_REDIS_TIMEOUT_MS,
+    httpWorkers: e.SENTIO_HTTP_WORKERS,
     rateLimitRpm: e.SENTIO_RATE_LIMIT_RPM,
     logLevel: e.SENTIO_LOG_LEVEL,
     limits: {
