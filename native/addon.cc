@@ -149,6 +149,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   config.session.allow_spinning = ReadBool(env, options, "allowSpinning", false);
   config.warmup = ReadBool(env, options, "warmup", true);
   config.max_run_texts = ReadInt(env, options, "maxRunTexts", 256, 1, 1 << 16);
+  config.thread_nice = ReadInt(env, options, "threadNice", 0, 0, 19);
   config.tokenizer = ReadTokenizer(env, options);
   return Worker::Start(env, std::move(config));
 }

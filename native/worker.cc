@@ -1,6 +1,11 @@
 #include "worker.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <new>
 
 #include "handle.h"
@@ -110,6 +115,13 @@ void Worker::Post(Job* job) {
 }
 
 void Worker::ThreadMain(Job* load_job) {
+  if (config_.thread_nice > 0) {
+    // Linux keeps a nice value per thread; failure only means the engine keeps the default priority.
+    const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
+    errno = 0;
+    const int current = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) setpriority(PRIO_PROCESS, tid, std::min(19, current + config_.thread_nice));
+  }
   try {
     Load();
   } catch (...) {

@@ -31,6 +31,9 @@ struct WorkerConfig {
   TokenizerTables tokenizer;
   bool warmup = true;
   int32_t max_run_texts = 256;  // larger requests are split into runs of at most this many texts
+  // Added to the nice value of the engine thread, and so of ONNX Runtime's pool threads, which it
+  // creates and which inherit it: the JS thread (HTTP, timers) then wins every contested core.
+  int32_t thread_nice = 0;
 };
 
 struct Job {

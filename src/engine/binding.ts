@@ -43,6 +43,8 @@ export interface NativeLoadOptions {
   warmup?: boolean;
   /** A run() with more texts is split into ONNX Runtime runs of at most this many. */
   maxRunTexts?: number;
+  /** Added to the nice value of the engine's threads (0..19), so that the JS thread wins contested cores. */
+  threadNice?: number;
 }
 
 declare const handleBrand: unique symbol;

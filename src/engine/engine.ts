@@ -103,6 +103,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     interOpThreads: opts.interOpThreads,
     graphOptimization: opts.graphOptimization,
     allowSpinning: opts.allowSpinning,
+    threadNice: opts.threadNice,
     warmup: opts.warmup,
     maxRunTexts: Math.max(opts.maxBatchSize, 1),
   });

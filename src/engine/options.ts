@@ -26,6 +26,8 @@ export interface EngineOptions {
   graphOptimization?: GraphOptimization;
   /** Let ONNX Runtime's threads spin between operators. Default false (they would compete with the JS thread). */
   allowSpinning?: boolean;
+  /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 0. */
+  threadNice?: number;
   /** Check model.onnx and tokenizer.json against the manifest's sha256. Default true. */
   verifyChecksums?: boolean;
   /** Run warm-up batches at load. Default true. */
@@ -58,6 +60,7 @@ export const ENGINE_DEFAULTS = {
   interOpThreads: 1,
   graphOptimization: 'all',
   allowSpinning: false,
+  threadNice: 0,
   verifyChecksums: true,
   warmup: true,
   batching: true,
@@ -86,6 +89,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('cudaDeviceId', r.cudaDeviceId, 0, 1024);
   int('intraOpThreads', r.intraOpThreads, 0, 1024);
   int('interOpThreads', r.interOpThreads, 0, 1024);
+  int('threadNice', r.threadNice, 0, 19);
   int('maxBatchSize', r.maxBatchSize, 1, 65536);
   int('maxBatchTokens', r.maxBatchTokens, 1);
   int('maxQueue', r.maxQueue, 1);
