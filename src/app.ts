@@ -21,6 +21,7 @@ import { v1Dialect } from './api/v1/emotions.js';
 import { v2Dialect } from './api/v2/emotions.js';
 import { healthRoutes } from './api/health.js';
 import { openApiRoute } from './api/openapi.js';
+import { chatRoutes } from './api/chat/serving.js';
 import { createLogger } from './log.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
@@ -102,6 +103,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   const apiRoutes: Route[] = [
     ...emotionRoutes(v1Dialect, { service, limits: config.limits }),
     ...emotionRoutes(v2Dialect, { service, limits: config.limits }),
+    ...chatRoutes({ service, config, logger }),
   ];
   const routes: Route[] = [
     ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),

@@ -1,0 +1,216 @@
+/**
+ * Chat request schemas (zod) for V1 and V2, and the parsing that turns a body into a ChatRequest:
+ * limits first (cheap), then roles (400 invalid_role), then the schema, then model names.
+ * Field by field: docs/chat.md.
+ */
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import type { Limits } from '../../config.js';
+import { EmotionParams } from '../schemas.js';
+import { parseOrThrow } from '../validate.js';
+import { checkContextId, eqParamsOf, resolveEmotionModel, EMOTION_MODELS } from '../emotion-routes.js';
+import type { EntryShape } from '../entries.js';
+import type { EqParams } from '../../core/eq.js';
+
+/** Sampling parameters passed to the LLM, with OpenAI's ranges. */
+export const ModelParams = z
+  .strictObject({
+    temperature: z.number().min(0).max(2).optional().describe('0..2'),
+    max_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Most tokens to generate'),
+    top_p: z.number().gt(0).max(1).optional().describe('(0, 1]'),
+    frequency_penalty: z.number().min(-2).max(2).optional().describe('-2..2'),
+    presence_penalty: z.number().min(-2).max(2).optional().describe('-2..2'),
+    stop: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]).optional().describe('Up to 4 stop sequences'),
+    seed: z.number().int().optional().describe('For reproducible sampling, where the upstream supports it'),
+  })
+  .describe('Passed to the LLM');
+export type ModelParams = z.infer<typeof ModelParams>;
+const MODEL_PARAM_NAMES = Object.keys(ModelParams.shape) as Array<keyof ModelParams>;
+
+const FunctionTool = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) }),
+]);
+const ToolCall = z.strictObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.strictObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const name = z.string().min(1).max(64).optional();
+const SystemMessage = z.strictObject({ role: z.literal('system'), content: z.string(), name });
+const UserMessage = z.strictObject({ role: z.literal('user'), content: z.string(), name });
+const V1AssistantMessage = z.strictObject({ role: z.literal('assistant'), content: z.string(), name });
+const V2AssistantMessage = z
+  .strictObject({
+    role: z.literal('assistant'),
+    content: z.string().nullable().optional(),
+    name,
+    tool_calls: z.array(ToolCall).min(1).optional(),
+    /** Thinking models return their reasoning apart; callers may send it back with the history. */
+    reasoning_content: z.string().nullable().optional(),
+  })
+  .refine((m) => typeof m.content === 'string' || m.tool_calls !== undefined, {
+    message: 'an assistant message needs content or tool_calls',
+    path: ['content'],
+  });
+const ToolMessage = z.strictObject({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string().min(1) });
+
+const V2Message = z.discriminatedUnion('role', [SystemMessage, UserMessage, V2AssistantMessage, ToolMessage]);
+const V1Message = z.discriminatedUnion('role', [UserMessage, V1AssistantMessage]);
+export type ChatMessage = z.infer<typeof V2Message> | z.infer<typeof V1Message>;
+
+const chatRequest = <M extends z.ZodType>(message: M) =>
+  z.strictObject({
+    model: z.string().min(1).describe('Public LLM name (SENTIO_LLM_MODELS)'),
+    emotion_model: z.string().min(1).describe('emotion-v2 or emotion-v1'),
+    context_id: z.string().min(1).optional().describe('At most 128 bytes; enables emotional memory'),
+    messages: z.array(message).min(1),
+    model_params: ModelParams.optional(),
+    emotion_model_params: EmotionParams.optional(),
+    stream: z.boolean().optional(),
+    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).optional()
+      .describe('Accepted for OpenAI compatibility; usage is always in the last chunk'),
+    tools: z.array(FunctionTool).max(128).optional(),
+    tool_choice: ToolChoice.optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    emotion_guidance: z.boolean().optional().describe('Sentio extension, default true: add the emotion-aware system instruction'),
+    // OpenAI clients put sampling parameters at the top level; they are accepted there too.
+    ...ModelParams.shape,
+  });
+
+export const V2ChatRequest = chatRequest(V2Message).describe('V2 chat completion request');
+export const V1ChatRequest = chatRequest(V1Message).describe('V1 chat completion request');
+type RawChatRequest = z.infer<typeof V2ChatRequest> | z.infer<typeof V1ChatRequest>;
+
+/** What differs between /v1 and /v2 chat. */
+export interface ChatDialect {
+  version: 'v1' | 'v2';
+  path: string;
+  roles: readonly string[];
+  schema: typeof V2ChatRequest | typeof V1ChatRequest;
+  /** V2 reports conversationMode (and, with a context, the trajectory). */
+  conversationMode: boolean;
+}
+
+export const v2Chat: ChatDialect = {
+  version: 'v2',
+  path: '/v2/chat/completions',
+  roles: ['system', 'user', 'assistant', 'tool'],
+  schema: V2ChatRequest,
+  conversationMode: true,
+};
+
+export const v1Chat: ChatDialect = {
+  version: 'v1',
+  path: '/v1/chat/completions',
+  roles: ['user', 'assistant'],
+  schema: V1ChatRequest,
+  conversationMode: false,
+};
+
+export interface ChatRequest {
+  publicModel: string;
+  upstreamModel: string;
+  emotionModel: keyof typeof EMOTION_MODELS;
+  shape: EntryShape;
+  contextId: string | undefined;
+  messages: ChatMessage[];
+  /** Index in `messages` of the latest user message. */
+  userIndex: number;
+  /** The latest user message is new in this request (nothing follows it but the reply to come). */
+  userIsNew: boolean;
+  modelParams: ModelParams;
+  tools: RawChatRequest['tools'];
+  toolChoice: RawChatRequest['tool_choice'];
+  parallelToolCalls: boolean | undefined;
+  stream: boolean;
+  guidance: boolean;
+  eq: EqParams;
+  smoothing: number;
+  includeSubEmotions: boolean;
+}
+
+/** Count, size and role checks on the raw body, before the schema (so an oversized request costs little). */
+function precheck(d: ChatDialect, body: Record<string, unknown>, limits: Limits): void {
+  const messages = body['messages'];
+  if (!Array.isArray(messages)) return;
+  if (messages.length > limits.chatMessages) {
+    throw new AppError('too_many_messages', `at most ${limits.chatMessages} messages per chat request (got ${messages.length})`, { param: 'messages' });
+  }
+  messages.forEach((m: unknown, i) => {
+    if (m === null || typeof m !== 'object') return;
+    const role = (m as { role?: unknown }).role;
+    if (typeof role === 'string' && !d.roles.includes(role)) {
+      throw new AppError('invalid_role', `messages[${i}].role must be one of ${d.roles.join(', ')} (got "${role.slice(0, 32)}")`, { param: `messages[${i}].role` });
+    }
+    const content = (m as { content?: unknown }).content;
+    if (typeof content === 'string' && content.length * 3 > limits.messageBytes && Buffer.byteLength(content, 'utf8') > limits.messageBytes) {
+      throw new AppError('message_too_large', `messages[${i}].content exceeds ${limits.messageBytes} bytes`, { param: `messages[${i}].content` });
+    }
+  });
+}
+
+export function parseChatRequest(
+  d: ChatDialect, body: Record<string, unknown>, limits: Limits, models: ReadonlyMap<string, string>, guidanceDefault: boolean,
+): ChatRequest {
+  precheck(d, body, limits);
+  const req = parseOrThrow(d.schema, body) as RawChatRequest;
+  const upstreamModel = models.get(req.model);
+  if (upstreamModel === undefined) {
+    const known = [...models.keys()].join(', ');
+    throw new AppError('model_not_found', `unknown model "${req.model}"; available: ${known || 'none'}`, { param: 'model' });
+  }
+  const emotionModel = resolveEmotionModel(req.emotion_model, d.version, 'emotion_model');
+  const contextId = req.context_id === undefined ? undefined : checkContextId(req.context_id, limits);
+
+  const modelParams: ModelParams = { ...req.model_params };
+  for (const k of MODEL_PARAM_NAMES) {
+    const top = req[k];
+    if (top === undefined) continue;
+    if (req.model_params?.[k] !== undefined) {
+      throw new AppError('invalid_value', `${k} is given both at the top level and in model_params; give it once`, { param: k });
+    }
+    (modelParams as Record<string, unknown>)[k] = top;
+  }
+
+  let userIndex = -1;
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    if (req.messages[i]!.role === 'user') {
+      userIndex = i;
+      break;
+    }
+  }
+  if (userIndex < 0) {
+    throw new AppError('missing_field', 'messages must contain at least one user message', { param: 'messages' });
+  }
+  const params = req.emotion_model_params ?? {};
+  return {
+    publicModel: req.model,
+    upstreamModel,
+    emotionModel,
+    shape: EMOTION_MODELS[emotionModel],
+    contextId,
+    messages: req.messages,
+    userIndex,
+    userIsNew: userIndex === req.messages.length - 1,
+    modelParams,
+    tools: req.tools,
+    toolChoice: req.tool_choice,
+    parallelToolCalls: req.parallel_tool_calls,
+    stream: req.stream ?? false,
+    guidance: guidanceDefault && req.emotion_guidance !== false,
+    eq: eqParamsOf(params),
+    smoothing: params.smoothing ?? 0,
+    includeSubEmotions: params.includeSubEmotions ?? false,
+  };
+}

@@ -1,0 +1,318 @@
+/**
+ * POST /v1/chat/completions and /v2/chat/completions: one chat turn.
+ *
+ *   parse → score the latest user message ‖ read the context → conversation mode → (guidance) →
+ *   upstream LLM → score the reply → append the turn to the context → respond
+ *
+ * With guidance off, the upstream call starts at once and the user's analysis runs beside it. A streamed
+ * reply is forwarded chunk by chunk as the upstream produces it; the reply's emotions, usage and the mode
+ * follow in one last chunk before [DONE]. The dialect (protocol.ts) holds what differs between versions.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, ERRORS, toErrorBody } from '../../errors.js';
+import type { Config } from '../../config.js';
+import type { EmotionService } from '../../core/emotion-service.js';
+import { combineScores, round4 } from '../../core/emotions.js';
+import type { Scores } from '../../core/emotions.js';
+import { computeEq } from '../../core/eq.js';
+import { aggregateState, baselineOf, trendOf } from '../../core/trajectory.js';
+import type { Trend } from '../../core/trajectory.js';
+import { CRISIS_LOOKBACK, decideMode } from '../../core/conversation-mode.js';
+import type { ConversationMode } from '../../core/conversation-mode.js';
+import { guidanceText, withGuidance } from '../../core/guidance.js';
+import type { StoredMessage } from '../../store/context-store.js';
+import type { RequestContext, Route, Reply } from '../../http/server.js';
+import { mapLowerError } from '../error-mapping.js';
+import type { SseStream } from '../../http/sse.js';
+import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
+import type { UpstreamStream } from '../../llm/client.js';
+import type { UpstreamUsage } from '../../llm/types.js';
+import { estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
+import { assistantEntry, userEntry } from './entries.js';
+import type { Scored } from './entries.js';
+import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
+import type { ChatDialect, ChatMessage, ChatRequest } from './protocol.js';
+
+export interface ChatDeps {
+  service: EmotionService;
+  config: Config;
+  logger: Logger;
+  /** Overrides the client built from config.llm (tests). */
+  client?: LlmClient;
+}
+
+/** The user's side of the turn, ready before (guidance on) or beside (guidance off) the LLM call. */
+interface UserAnalysis {
+  /** As reported (smoothed towards the context's state when asked). */
+  reported: Scored;
+  /** As stored in the context (the message's own scores). */
+  stored: Scored;
+  mode: ConversationMode;
+  /** The user's trajectory before this turn, when the context has enough of it. */
+  trend: Trend | undefined;
+}
+
+export function chatRoutes(deps: ChatDeps): Route[] {
+  const { llm } = deps.config;
+  const client = deps.client ?? (llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined);
+  return [v1Chat, v2Chat].map((d): Route => ({
+    method: 'post',
+    pattern: d.path,
+    auth: true,
+    requestSchema: d.schema,
+    summary: `Chat completion with emotion analysis (${d.version})`,
+    handler: (ctx, body) => {
+      if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
+      return new ChatTurn(d, deps, client, ctx, parseChatRequest(d, body!, deps.config.limits, llm.models, deps.config.chat.guidance)).run();
+    },
+  }));
+}
+
+class ChatTurn {
+  readonly #id = `chatcmpl-${randomBytes(12).toString('hex')}`;
+  readonly #created = Math.floor(Date.now() / 1000);
+  /** Aborts the upstream call: the client went away, or the turn failed on Sentio's side. */
+  readonly #abort = new AbortController();
+  readonly #userText: string;
+  #analysis: Promise<UserAnalysis> | undefined;
+
+  constructor(
+    private readonly d: ChatDialect,
+    private readonly deps: ChatDeps,
+    private readonly client: LlmClient,
+    private readonly ctx: RequestContext,
+    private readonly req: ChatRequest,
+  ) {
+    this.#userText = textOf(req.messages[req.userIndex]!);
+    if (ctx.signal.aborted) this.#abort.abort();
+    else ctx.signal.addEventListener('abort', () => this.#abort.abort(), { once: true });
+  }
+
+  async run(): Promise<Reply> {
+    const analysis = this.#analyseUser();
+    this.#analysis = analysis;
+    let messages: ReadonlyArray<ChatMessage | { role: 'system'; content: string }> = this.req.messages;
+    if (this.req.guidance) {
+      const a = await analysis;
+      messages = withGuidance(this.req.messages, guidanceText({ eq: a.reported.eq, mode: a.mode, trend: a.trend }));
+    } else {
+      analysis.catch(() => this.#abort.abort()); // awaited later; a failure must still stop the upstream call
+    }
+    const body = this.#upstreamBody(messages);
+    if (this.req.stream) {
+      const upstream = await this.#upstream(() => this.client.stream(body, this.#abort.signal, this.ctx.requestId));
+      return { stream: (sse) => this.#forward(sse, upstream, analysis, messages) };
+    }
+    const completion = await this.#upstream(() => this.client.complete(body, this.#abort.signal, this.ctx.requestId));
+    const choice = completion.choices[0]!;
+    const message = { ...choice.message, role: 'assistant' };
+    const replyText = typeof message.content === 'string' ? message.content : '';
+    const usage = completion.usage ?? undefined;
+    const tail = await this.#finish(await analysis, replyText, {
+      prompt_tokens: usage?.prompt_tokens ?? estimatePromptTokens(messages, this.req.tools),
+      completion_tokens: usage?.completion_tokens ?? estimateTokens(replyText) + toolTokens(message.tool_calls),
+    });
+    const choices = completion.choices.map((c, i) => ({
+      index: c.index ?? i,
+      message: i === 0 ? message : { ...c.message, role: 'assistant' },
+      finish_reason: c.finish_reason ?? 'stop',
+    }));
+    return {
+      status: 200,
+      body: { id: this.#id, object: 'chat.completion', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices, ...tail },
+    };
+  }
+
+  /** Score the latest user message and read the context (in parallel), then decide the mode. */
+  async #analyseUser(): Promise<UserAnalysis> {
+    const { service } = this.deps;
+    const [[own], prior] = await Promise.all([
+      service.score([this.#userText], this.ctx.signal),
+      this.req.contextId === undefined ? undefined : service.history(this.req.contextId),
+    ]);
+    const scores = own!;
+    const baselineDiscovery = prior && prior.length >= 3 ? baselineOf(prior)?.averageDiscovery : undefined;
+    const storedEq = computeEq(scores, this.req.eq, baselineDiscovery);
+    const stored: Scored = { text: this.#userText, scores, eq: storedEq };
+    let reported = stored;
+    const state = this.req.smoothing > 0 && prior ? aggregateState(prior) : undefined;
+    if (state) {
+      const smoothed = blend(scores, state, this.req.smoothing);
+      reported = { text: this.#userText, scores: smoothed, eq: computeEq(smoothed, this.req.eq, baselineDiscovery) };
+    }
+    const priorUser = (prior ?? []).filter((m) => m.role === 'user');
+    const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
+    const mode = decideMode({
+      text: this.#userText,
+      scores: reported.scores,
+      eq: reported.eq,
+      earlierUserTexts: this.#earlierUserTexts(priorUser),
+      trend,
+      baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
+    });
+    return { reported, stored, mode, trend };
+  }
+
+  /** The user's messages before the latest, most recent first: the request's own, then the context's. */
+  #earlierUserTexts(priorUser: readonly StoredMessage[]): string[] {
+    const out: string[] = [];
+    for (let i = this.req.userIndex - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
+      const m = this.req.messages[i]!;
+      if (m.role === 'user') out.push(m.content);
+    }
+    for (let i = priorUser.length - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
+      const t = priorUser[i]!.text;
+      if (t !== this.#userText && !out.includes(t)) out.push(t);
+    }
+    return out;
+  }
+
+  #upstreamBody(messages: ReadonlyArray<{ role: string }>): Record<string, unknown> {
+    const r = this.req;
+    const body: Record<string, unknown> = { model: r.upstreamModel, messages, ...r.modelParams };
+    if (r.tools !== undefined) body['tools'] = r.tools;
+    if (r.toolChoice !== undefined) body['tool_choice'] = r.toolChoice;
+    if (r.parallelToolCalls !== undefined) body['parallel_tool_calls'] = r.parallelToolCalls;
+    if (r.stream) {
+      body['stream'] = true;
+      body['stream_options'] = { include_usage: true };
+    }
+    return body;
+  }
+
+  /** Call the upstream; a failure is rethrown as the API error that explains it. */
+  async #upstream<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw await this.#explain(err);
+    }
+  }
+
+  /**
+   * The error to report. The upstream call is also aborted when the user's analysis fails beside it
+   * (guidance off); that failure is the one to report then. A client that went away gets nothing, but
+   * the edge still wants an AppError so it does not log an "unhandled" error.
+   */
+  async #explain(err: unknown): Promise<AppError> {
+    if (err instanceof UpstreamAbortedError) {
+      if (this.ctx.signal.aborted) return new AppError('internal_error', 'request aborted by the client');
+      try {
+        await this.#analysis;
+      } catch (cause) {
+        err = cause;
+      }
+    }
+    if (err instanceof AppError) {
+      if (ERRORS[err.code].status >= 429) {
+        this.deps.logger.warn({ request_id: this.ctx.requestId, code: err.code, err: err.message }, 'chat turn failed');
+      }
+      return err;
+    }
+    const mapped = mapLowerError(err);
+    if (mapped) return mapped;
+    this.deps.logger.error({ err, request_id: this.ctx.requestId }, 'chat turn failed');
+    return new AppError('internal_error', 'internal server error');
+  }
+
+  /** Score the reply, append the turn to the context, and build the response's emotions, mode and usage. */
+  async #finish(user: UserAnalysis, replyText: string, llmUsage: { prompt_tokens: number; completion_tokens: number }): Promise<Record<string, unknown>> {
+    const { service } = this.deps;
+    let reply: Scored | undefined;
+    if (replyText) {
+      const [scores] = await service.score([replyText], this.ctx.signal);
+      reply = { text: replyText, scores: scores!, eq: computeEq(scores!, this.req.eq) };
+    }
+    const analysed = user.stored.scores.tokens + (reply?.scores.tokens ?? 0);
+    this.ctx.analysedTokens += analysed;
+
+    let trend: Trend | undefined;
+    if (this.req.contextId !== undefined) {
+      const items = [];
+      if (this.req.userIsNew) items.push({ input: { role: 'user' as const, text: this.#userText }, scores: user.stored.scores, eq: user.stored.eq });
+      if (reply) items.push({ input: { role: 'assistant' as const, text: replyText }, scores: reply.scores, eq: reply.eq });
+      if (this.ctx.signal.aborted) throw new AppError('internal_error', 'request aborted by the client'); // nothing stored for a gone client
+      if (items.length) trend = await service.appendScored(this.req.contextId, items);
+    }
+
+    const opts = { includeSubEmotions: this.req.includeSubEmotions };
+    const emotions: Record<string, unknown> = { user: userEntry(this.req.shape, user.reported, opts) };
+    if (reply) emotions['assistant'] = assistantEntry(this.req.shape, reply, opts);
+    const tail: Record<string, unknown> = { emotions };
+    if (this.d.conversationMode) {
+      const m = user.mode;
+      tail['conversationMode'] = { mode: m.mode, confidence: m.confidence, responseStrategy: m.responseStrategy };
+      if (trend) tail['trajectory'] = { trend: { direction: trend.direction, valenceTrend: round4(trend.valenceTrend) } };
+    }
+    tail['usage'] = { ...llmUsage, analyse_tokens: analysed };
+    return tail;
+  }
+
+  /** Forward the upstream's chunks as they come, then the emotions chunk and [DONE]. */
+  async #forward(
+    sse: SseStream, upstream: UpstreamStream, analysis: Promise<UserAnalysis>,
+    messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>,
+  ): Promise<void> {
+    const head = `{"id":${JSON.stringify(this.#id)},"object":"chat.completion.chunk","created":${this.#created},"model":${JSON.stringify(this.req.publicModel)},"choices":`;
+    let text = '';
+    let toolArgs = 0;
+    let usage: UpstreamUsage | undefined;
+    let finished = false;
+    try {
+      for await (const chunk of upstream) {
+        if (chunk.usage) usage = chunk.usage;
+        const choices = chunk.choices;
+        if (!choices || choices.length === 0) continue; // a usage-only chunk: reported in the last chunk
+        for (const c of choices) {
+          const delta = c.delta;
+          if (typeof delta?.content === 'string') text += delta.content;
+          if (delta?.tool_calls) toolArgs += toolTokens(delta.tool_calls);
+          if (c.finish_reason) finished = true;
+        }
+        await sse.send(`${head}${JSON.stringify(choices)}}`);
+        if (sse.closed) {
+          upstream.abort();
+          return;
+        }
+      }
+      if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
+      const tail = await this.#finish(await analysis, text, {
+        prompt_tokens: usage?.prompt_tokens ?? estimatePromptTokens(messages, this.req.tools),
+        completion_tokens: usage?.completion_tokens ?? estimateTokens(text) + toolArgs,
+      });
+      const last = { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices: [], ...tail };
+      await sse.send(JSON.stringify(last));
+      await sse.send('[DONE]');
+      sse.end();
+    } catch (err) {
+      upstream.abort();
+      if (sse.closed || this.ctx.signal.aborted) return;
+      // Once the stream has started, an error goes in-band, in the same body as any other error.
+      await sse.send(JSON.stringify(toErrorBody(await this.#explain(err), this.ctx.requestId)));
+      await sse.send('[DONE]');
+      sse.end();
+    }
+  }
+}
+
+function textOf(m: ChatMessage): string {
+  return typeof m.content === 'string' ? m.content : '';
+}
+
+function toolTokens(calls: unknown): number {
+  return calls === undefined || calls === null ? 0 : estimateTokens(JSON.stringify(calls));
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** (1 − α)·current + α·state, for every head; tokens stay the current message's (as the V1 endpoints' smoothing). */
+function blend(current: Scores, state: Scores, alpha: number): Scores {
+  const mixed = combineScores([
+    { ...current, tokens: 1 - alpha },
+    { ...state, tokens: alpha },
+  ]);
+  return { ...mixed, tokens: current.tokens };
+}

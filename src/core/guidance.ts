@@ -1,0 +1,65 @@
+/**
+ * The emotion-aware system instruction that Sentio adds to a chat before calling the LLM: the user's
+ * current emotional state, how it has moved over the conversation, and the response strategy of the
+ * conversation mode. It never quotes the user's text. docs/chat.md ("Guidance") shows an example.
+ */
+import type { Eq } from './eq.js';
+import type { ConversationMode } from './conversation-mode.js';
+import type { Trend } from './trajectory.js';
+
+export interface GuidanceInput {
+  eq: Eq;
+  mode: ConversationMode;
+  /** The user's trajectory in the context, when the chat has one. */
+  trend?: Trend | undefined;
+}
+
+const TREND_WORDS: Record<Trend['direction'], string> = {
+  improving: 'has been improving',
+  declining: 'has been getting worse',
+  stable: 'has been steady',
+  volatile: 'has been swinging up and down',
+};
+
+function valenceWord(v: number): string {
+  if (v <= -0.5) return 'very negative';
+  if (v <= -0.15) return 'negative';
+  if (v < 0.15) return 'neutral';
+  if (v < 0.5) return 'positive';
+  return 'very positive';
+}
+
+function arousalWord(a: number): string {
+  return a >= 0.66 ? 'high' : a >= 0.33 ? 'moderate' : 'low';
+}
+
+/** The instruction text (plain prose, a few lines). */
+export function guidanceText(g: GuidanceInput): string {
+  const { eq, mode } = g;
+  const lines = [
+    'Emotional context for your next reply, from Sentio\'s analysis of the user\'s latest message. Use it to shape '
+      + 'your reply; do not mention it, quote it, or label the user\'s emotions unless they ask.',
+    `- Current state: ${eq.intensityLevel} ${eq.category}; tone ${valenceWord(eq.valence)}, energy ${arousalWord(eq.arousal)}.`,
+  ];
+  if (g.trend) lines.push(`- Over this conversation their mood ${TREND_WORDS[g.trend.direction]}.`);
+  lines.push(`- Conversation mode: ${mode.mode.replace(/_/g, ' ')}.`);
+  lines.push(`- Tone: ${mode.responseStrategy.tone}.`);
+  lines.push(`- Approach: ${mode.responseStrategy.approach}`);
+  if (mode.mode === 'crisis_intervention') {
+    lines.push(
+      '- Safety first: the user may be at risk of suicide or self-harm (or someone they know may be). Their safety comes '
+        + 'before any other goal of this conversation. Never provide information that could be used for self-harm.',
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Messages with the instruction inserted as a system message after the caller's own leading system
+ * messages (so the caller's system prompt stays first), or first when there is none.
+ */
+export function withGuidance<M extends { role: string }>(messages: readonly M[], text: string): Array<M | { role: 'system'; content: string }> {
+  let at = 0;
+  while (at < messages.length && messages[at]!.role === 'system') at++;
+  return [...messages.slice(0, at), { role: 'system', content: text }, ...messages.slice(at)];
+}

@@ -1,0 +1,429 @@
+/**
+ * The chat endpoints against a real Sentio and a fake OpenAI-compatible upstream, both on loopback:
+ * request validation, model mapping, passthrough, emotions, guidance, tools, memory and upstream errors.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
+
+let s: TestServer;
+let llm: FakeLlm;
+
+const V2 = '/v2/chat/completions';
+const V1 = '/v1/chat/completions';
+const EMOTIONS = ['fear', 'sadness', 'joy', 'anger', 'love', 'surprise'];
+
+function v2(messages: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages, ...extra };
+}
+function v1(messages: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v1', messages, ...extra };
+}
+const user = (content: string) => ({ role: 'user', content });
+
+async function errorOf(r: Response): Promise<{ type: string; code: string; message: string; param?: string }> {
+  const j = (await r.json()) as { error: { type: string; code: string; message: string; param?: string }; request_id: string };
+  expect(j.request_id).toBe(r.headers.get('x-request-id'));
+  return j.error;
+}
+
+beforeAll(async () => {
+  llm = await FakeLlm.start();
+  s = await startTestServer({
+    SENTIO_LLM_BASE_URL: llm.url,
+    SENTIO_LLM_API_KEY: 'upstream-secret',
+    SENTIO_LLM_MODELS: 'llm-k2-thinking-turbo=kimi-k2-turbo-upstream,llm-k2-thinking=kimi-k2-upstream',
+    SENTIO_LLM_TIMEOUT_MS: '500',
+  });
+});
+afterAll(async () => {
+  await s?.close();
+  await llm?.close();
+});
+beforeEach(() => llm.reset());
+
+describe('V2 chat, non-streaming', () => {
+  it('returns an OpenAI-shaped completion with user and assistant emotions, mode and usage', async () => {
+    const r = await s.post(V2, v2([{ role: 'system', content: 'You are kind.' }, user('I am so happy, I got the job!')]));
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-request-id')).toMatch(/^req_/);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.object).toBe('chat.completion');
+    expect(j.id).toMatch(/^chatcmpl-/);
+    expect(Number.isInteger(j.created)).toBe(true);
+    expect(j.model).toBe('llm-k2-thinking-turbo');
+    expect(j.emotion_model).toBe('emotion-v2');
+    expect(j.choices).toHaveLength(1);
+    expect(j.choices[0].index).toBe(0);
+    expect(j.choices[0].message.role).toBe('assistant');
+    expect(typeof j.choices[0].message.content).toBe('string');
+    expect(j.choices[0].finish_reason).toBe('stop');
+
+    const u = j.emotions.user;
+    expect(u.text).toBe('I am so happy, I got the job!');
+    for (const k of ['category', 'raw', 'intensity', 'intensityLevel', 'valence', 'arousal', 'complexity', 'wonderIndex', 'discoveryLevel']) {
+      expect(u).toHaveProperty(k);
+    }
+    expect(Object.keys(u.raw).sort()).toEqual([...EMOTIONS].sort());
+    const sum = EMOTIONS.reduce((a, e) => a + u.raw[e], 0);
+    expect(sum).toBeCloseTo(1, 3);
+    const a = j.emotions.assistant;
+    expect(Object.keys(a).sort()).toEqual(['arousal', 'category', 'intensity', 'raw', 'valence']);
+    expect(EMOTIONS).toContain(a.category);
+
+    expect(typeof j.conversationMode.mode).toBe('string');
+    expect(j.conversationMode.confidence).toBeGreaterThan(0);
+    expect(j.conversationMode.confidence).toBeLessThanOrEqual(1);
+    expect(typeof j.conversationMode.responseStrategy.tone).toBe('string');
+    expect(typeof j.conversationMode.responseStrategy.approach).toBe('string');
+
+    expect(j.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(j.usage.completion_tokens).toBeGreaterThan(0);
+    expect(j.usage.analyse_tokens).toBeGreaterThan(0);
+    expect(j.trajectory).toBeUndefined();
+  });
+
+  it('maps the public model name, sends the upstream key and passes model_params, tools and tool_choice through', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const r = await s.post(V2, v2([user('What is the weather in Oslo?')], {
+      model: 'llm-k2-thinking',
+      model_params: { temperature: 0.3, max_tokens: 50, top_p: 0.9, frequency_penalty: 0.5, presence_penalty: -0.5 },
+      tools,
+      tool_choice: 'auto',
+    }));
+    expect(r.status).toBe(200);
+    const got = llm.last!;
+    expect(got.path).toBe('/v1/chat/completions');
+    expect(got.headers['authorization']).toBe('Bearer upstream-secret');
+    expect(got.headers['x-request-id']).toBe(r.headers.get('x-request-id'));
+    expect(got.body['model']).toBe('kimi-k2-upstream');
+    expect(got.body).toMatchObject({ temperature: 0.3, max_tokens: 50, top_p: 0.9, frequency_penalty: 0.5, presence_penalty: -0.5, tool_choice: 'auto' });
+    expect(got.body['tools']).toEqual(tools);
+    expect(got.body['stream']).toBe(false);
+    // Sentio's own fields never reach the upstream
+    for (const k of ['emotion_model', 'emotion_model_params', 'context_id', 'model_params', 'emotion_guidance']) expect(got.body).not.toHaveProperty(k);
+  });
+
+  it('accepts OpenAI-style top-level sampling parameters, but not the same one twice', async () => {
+    let r = await s.post(V2, v2([user('hello')], { temperature: 0.2, max_tokens: 10 }));
+    expect(r.status).toBe(200);
+    expect(llm.last!.body).toMatchObject({ temperature: 0.2, max_tokens: 10 });
+    r = await s.post(V2, v2([user('hello')], { temperature: 0.2, model_params: { temperature: 0.5 } }));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'temperature' });
+  });
+
+  it('validates model_params types and ranges', async () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ temperature: 3 }, 'model_params.temperature', 'invalid_value'],
+      [{ temperature: 'hot' }, 'model_params.temperature', 'invalid_type'],
+      [{ max_tokens: 0 }, 'model_params.max_tokens', 'invalid_value'],
+      [{ max_tokens: 1.5 }, 'model_params.max_tokens', 'invalid_type'],
+      [{ top_p: 0 }, 'model_params.top_p', 'invalid_value'],
+      [{ frequency_penalty: -2.5 }, 'model_params.frequency_penalty', 'invalid_value'],
+      [{ presence_penalty: 2.5 }, 'model_params.presence_penalty', 'invalid_value'],
+      [{ top_k: 5 }, 'model_params.top_k', 'unknown_field'],
+    ];
+    for (const [params, param, code] of cases) {
+      const r = await s.post(V2, v2([user('hi')], { model_params: params }));
+      expect(r.status, JSON.stringify(params)).toBe(400);
+      expect(await errorOf(r)).toMatchObject({ type: 'invalid_request_error', code, param });
+    }
+    expect(llm.received).toHaveLength(0);
+  });
+
+  it('adds the emotion-aware system instruction after the caller\'s system message', async () => {
+    await s.post(V2, v2([{ role: 'system', content: 'You are a pirate.' }, user('I feel so lonely and sad today')]));
+    const msgs = llm.last!.body.messages!;
+    expect(msgs[0]).toEqual({ role: 'system', content: 'You are a pirate.' });
+    expect(msgs[1]!.role).toBe('system');
+    expect(String(msgs[1]!.content)).toMatch(/Current state: \w+ \w+/);
+    expect(String(msgs[1]!.content)).toMatch(/Tone: /);
+    expect(String(msgs[1]!.content)).not.toContain('lonely'); // never quotes the user
+    expect(msgs[2]).toEqual(user('I feel so lonely and sad today'));
+    expect(msgs).toHaveLength(3);
+  });
+
+  it('puts the instruction first when the caller has no system message', async () => {
+    await s.post(V2, v2([user('hi'), { role: 'assistant', content: 'Hello!' }, user('how are you?')]));
+    const msgs = llm.last!.body.messages!;
+    expect(msgs.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+  });
+
+  it('leaves the messages untouched with emotion_guidance: false', async () => {
+    const messages = [{ role: 'system', content: 'Be brief.' }, user('I feel so lonely')];
+    const r = await s.post(V2, v2(messages, { emotion_guidance: false }));
+    expect(r.status).toBe(200);
+    expect(llm.last!.body.messages).toEqual(messages);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.emotions.user.text).toBe('I feel so lonely'); // analysed all the same
+  });
+
+  it('returns tool calls with finish_reason tool_calls and no assistant emotions when there is no text', async () => {
+    llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
+    const r = await s.post(V2, v2([user('Weather in Oslo?')], { tools }));
+    expect(r.status).toBe(200);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.choices[0].finish_reason).toBe('tool_calls');
+    expect(j.choices[0].message.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }]);
+    expect(j.choices[0].message.content).toBeNull();
+    expect(j.emotions.user).toBeDefined();
+    expect(j.emotions.assistant).toBeUndefined();
+  });
+
+  it('accepts tool results (tool role with tool_call_id, assistant with tool_calls) and forwards them', async () => {
+    const messages = [
+      user('Weather in Oslo?'),
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"temp": 21}' },
+    ];
+    const r = await s.post(V2, v2(messages, { tools: [{ type: 'function', function: { name: 'get_weather' } }], emotion_guidance: false }));
+    expect(r.status).toBe(200);
+    expect(llm.last!.body.messages).toEqual(messages);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.emotions.user.text).toBe('Weather in Oslo?');
+    const missingId = await s.post(V2, v2([user('x'), { role: 'tool', content: '1' }]));
+    expect(missingId.status).toBe(400);
+    expect(await errorOf(missingId)).toMatchObject({ code: 'missing_field', param: 'messages[1].tool_call_id' });
+  });
+
+  it('estimates usage when the upstream reports none', async () => {
+    llm.enqueue({ kind: 'reply', content: 'abcd efgh ijkl', usage: false });
+    const r = await s.post(V2, v2([user('hello there')], { emotion_guidance: false }));
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.usage.completion_tokens).toBe(4); // 14 bytes / 4, rounded up
+    expect(j.usage.prompt_tokens).toBe(3 + 4 + 3); // priming + one message + 11 bytes / 4
+    expect(j.usage.analyse_tokens).toBeGreaterThan(0);
+  });
+
+  it('V1-shaped entries when emotion_model is emotion-v1 in a V2 chat', async () => {
+    const r = await s.post(V2, v2([user('I am furious with my landlord')], { emotion_model: 'emotion-v1' }));
+    expect(r.status).toBe(200);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.emotion_model).toBe('emotion-v1');
+    expect(Object.keys(j.emotions.user).sort()).toEqual(['category', 'raw', 'text']);
+    expect(j.emotions.user.text).toMatch(/^(extreme|strong|moderate|mild|slight) \w+$/);
+    expect(['calm', ...EMOTIONS]).toContain(j.emotions.assistant.category);
+    expect(j.conversationMode).toBeDefined();
+  });
+
+  it('includes sub-emotions when asked, and applies sensitivity', async () => {
+    const body = (sensitivity: number) => v2([user('I am thrilled and a bit nervous about the trip')], { emotion_model_params: { sensitivity, includeSubEmotions: true }, emotion_guidance: false });
+    const lo = (await (await s.post(V2, body(0))).json()) as Record<string, any>;
+    const hi = (await (await s.post(V2, body(1))).json()) as Record<string, any>;
+    expect(Object.keys(lo.emotions.user.subEmotions)).toHaveLength(28);
+    expect(Object.keys(lo.emotions.assistant.subEmotions)).toHaveLength(28);
+    expect(hi.emotions.user.intensity).toBeGreaterThan(lo.emotions.user.intensity);
+    const bad = await s.post(V2, v2([user('x')], { emotion_model_params: { sensitivity: 2 } }));
+    expect(bad.status).toBe(400);
+    expect(await errorOf(bad)).toMatchObject({ param: 'emotion_model_params.sensitivity' });
+    const unknown = await s.post(V2, v2([user('x')], { emotion_model_params: { mood: 1 } }));
+    expect(await errorOf(unknown)).toMatchObject({ code: 'unknown_field', param: 'emotion_model_params.mood' });
+  });
+});
+
+describe('request validation', () => {
+  it('unknown model → 404 model_not_found; unknown emotion_model → 400 invalid_model', async () => {
+    let r = await s.post(V2, v2([user('hi')], { model: 'gpt-9' }));
+    expect(r.status).toBe(404);
+    expect(await errorOf(r)).toMatchObject({ type: 'not_found_error', code: 'model_not_found', param: 'model' });
+    r = await s.post(V2, v2([user('hi')], { emotion_model: 'emotion-v9' }));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_model', param: 'emotion_model' });
+    expect(llm.received).toHaveLength(0);
+  });
+
+  it('missing fields and wrong types are 400 with the field named', async () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ emotion_model: 'emotion-v2', messages: [user('x')] }, 'missing_field', 'model'],
+      [{ model: 'llm-k2-thinking', messages: [user('x')] }, 'missing_field', 'emotion_model'],
+      [{ model: 'llm-k2-thinking', emotion_model: 'emotion-v2' }, 'missing_field', 'messages'],
+      [v2('hello' as unknown as unknown[]), 'invalid_type', 'messages'],
+      [v2([{ role: 'user', content: 5 }]), 'invalid_type', 'messages[0].content'],
+      [v2([user('x')], { stream: 'yes' }), 'invalid_type', 'stream'],
+      [v2([user('x')], { surprise: 1 }), 'unknown_field', 'surprise'],
+      [v2([{ role: 'system', content: 'only a system prompt' }]), 'missing_field', 'messages'],
+      [v2([]), 'invalid_value', 'messages'],
+    ];
+    for (const [body, code, param] of cases) {
+      const r = await s.post(V2, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(await errorOf(r)).toMatchObject({ type: 'invalid_request_error', code, param });
+    }
+  });
+
+  it('roles: V2 refuses unknown roles, V1 accepts only user and assistant', async () => {
+    let r = await s.post(V2, v2([{ role: 'developer', content: 'x' }, user('hi')]));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_role', param: 'messages[0].role' });
+    r = await s.post(V1, v1([{ role: 'system', content: 'x' }, user('hi')]));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_role', param: 'messages[0].role' });
+    r = await s.post(V1, v1([user('hi'), { role: 'tool', content: 'x', tool_call_id: 'c' }]));
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_role', param: 'messages[1].role' });
+    r = await s.post(V1, v1([user('hi'), { role: 'assistant', content: 'hello' }, user('bye')]));
+    expect(r.status).toBe(200);
+  });
+
+  it('limits: 256 messages, 8 KiB per message, 128-byte context_id', async () => {
+    const many = Array.from({ length: 257 }, (_, i) => user(`m${i}`));
+    let r = await s.post(V2, v2(many));
+    expect(r.status).toBe(413);
+    expect(await errorOf(r)).toMatchObject({ type: 'payload_too_large_error', code: 'too_many_messages', param: 'messages' });
+    r = await s.post(V2, v2(many.slice(0, 256), { emotion_guidance: false }));
+    expect(r.status).toBe(200);
+    r = await s.post(V2, v2([user('x'), { role: 'assistant', content: 'é'.repeat(4097) }, user('y')]));
+    expect(r.status).toBe(413);
+    expect(await errorOf(r)).toMatchObject({ code: 'message_too_large', param: 'messages[1].content' });
+    r = await s.post(V2, v2([user('x')], { context_id: 'c'.repeat(129) }));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'context_id_too_long', param: 'context_id' });
+  });
+
+  it('requires an API key', async () => {
+    const r = await fetch(s.base + V2, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(v2([user('hi')])) });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('V1 chat', () => {
+  it('V1 entries, the assistant labelled calm when the reply is unmarked, no conversationMode', async () => {
+    llm.enqueue({ kind: 'reply', content: 'The train leaves at 10:15 from platform 4.' });
+    const r = await s.post(V1, v1([user('I am so excited for my trip tomorrow!')], { model_params: { temperature: 0.7, max_tokens: 64 } }));
+    expect(r.status).toBe(200);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.object).toBe('chat.completion');
+    expect(j.emotion_model).toBe('emotion-v1');
+    expect(j.conversationMode).toBeUndefined();
+    expect(Object.keys(j.emotions.user).sort()).toEqual(['category', 'raw', 'text']);
+    expect(j.emotions.assistant).toMatchObject({ category: 'calm', text: 'calm' });
+    expect(Object.keys(j.emotions.assistant.raw).sort()).toEqual([...EMOTIONS].sort());
+    expect(Object.keys(j.usage).sort()).toEqual(['analyse_tokens', 'completion_tokens', 'prompt_tokens']);
+    expect(llm.last!.body).toMatchObject({ temperature: 0.7, max_tokens: 64 });
+  });
+
+  it('applies thresholds to the dominant category', async () => {
+    const body = (thresholds: unknown) => v1([user('I am so happy today')], { emotion_model_params: { thresholds }, emotion_guidance: false });
+    const free = (await (await s.post(V1, body({}))).json()) as Record<string, any>;
+    const top = free.emotions.user.category as string;
+    const raw = free.emotions.user.raw as Record<string, number>;
+    const blocked = (await (await s.post(V1, body({ [top]: Math.min(1, raw[top]! + 0.01) }))).json()) as Record<string, any>;
+    expect(blocked.emotions.user.category).not.toBe(top);
+  });
+});
+
+describe('memory', () => {
+  it('with context_id, the turn joins the context: the emotion endpoints see it and the trajectory builds up', async () => {
+    const id = `chat-ctx-${Date.now()}`;
+    let r = await s.post(V2, v2([user('I am feeling a bit down today')], { context_id: id }));
+    expect(r.status).toBe(200);
+    let j = (await r.json()) as Record<string, any>;
+    expect(j.trajectory.trend.direction).toMatch(/^(improving|declining|stable|volatile)$/);
+    let state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(2); // user + assistant
+    r = await s.post(V2, v2([user('I am feeling a bit down today'), { role: 'assistant', content: 'I am sorry.' }, user('Thanks, I feel much better now!')], { context_id: id }));
+    j = (await r.json()) as Record<string, any>;
+    state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(4);
+    expect(j.trajectory.trend).toHaveProperty('valenceTrend');
+  });
+
+  it('a tool-result continuation does not store the same user message twice', async () => {
+    const id = `chat-tools-${Date.now()}`;
+    llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] });
+    await s.post(V2, v2([user('Look this up')], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
+    await s.post(V2, v2([
+      user('Look this up'),
+      { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'found' },
+    ], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
+    const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(2); // the user once, the second turn's text reply once
+  });
+
+  it('V1 smoothing blends the reported user emotion towards the context state', async () => {
+    const id = `chat-smooth-${Date.now()}`;
+    await s.post(V1, v1([user('I am absolutely furious and disgusted')], { context_id: id, emotion_guidance: false }));
+    const text = 'What a lovely, happy, wonderful day!';
+    const plain = (await (await s.post(V1, v1([user(text)], { emotion_guidance: false }))).json()) as Record<string, any>;
+    const smoothed = (await (await s.post(V1, v1([user(text)], { context_id: id, emotion_model_params: { smoothing: 0.9 }, emotion_guidance: false }))).json()) as Record<string, any>;
+    expect(smoothed.emotions.user.raw.joy).not.toBeCloseTo(plain.emotions.user.raw.joy, 3);
+  });
+
+  it('an earlier crisis message in the context keeps crisis_intervention for the next turns', async () => {
+    const id = `chat-crisis-${Date.now()}`;
+    let j = (await (await s.post(V2, v2([user('I want to end it all')], { context_id: id }))).json()) as Record<string, any>;
+    expect(j.conversationMode.mode).toBe('crisis_intervention');
+    j = (await (await s.post(V2, v2([user('ok')], { context_id: id }))).json()) as Record<string, any>;
+    expect(j.conversationMode.mode).toBe('crisis_intervention');
+    expect(j.conversationMode.confidence).toBeLessThan(0.95);
+  });
+});
+
+describe('upstream failures', () => {
+  it('429 → 429 upstream_rate_limited with the upstream Retry-After', async () => {
+    llm.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '7' } });
+    const r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toBe('7');
+    expect(await errorOf(r)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' });
+  });
+
+  it('500 → 502 upstream_error; 400 → 400 upstream_rejected with the upstream message', async () => {
+    llm.enqueue({ kind: 'status', status: 500 });
+    let r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(502);
+    expect(await errorOf(r)).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+    llm.enqueue({ kind: 'status', status: 400, body: { error: { message: 'max_tokens is too large for this model' } } });
+    r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(400);
+    const e = await errorOf(r);
+    expect(e.code).toBe('upstream_rejected');
+    expect(e.message).toContain('max_tokens is too large');
+  });
+
+  it('a hanging upstream → 504 upstream_timeout after SENTIO_LLM_TIMEOUT_MS, and the upstream request is dropped', async () => {
+    llm.enqueue({ kind: 'hang' });
+    const t0 = performance.now();
+    const r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(504);
+    expect(await errorOf(r)).toMatchObject({ code: 'upstream_timeout' });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(450);
+    await llm.settled(llm.last!);
+    expect(llm.last!.closedEarly).toBe(true);
+  });
+
+  it('a connection that dies → 502', async () => {
+    llm.enqueue({ kind: 'die', afterChunks: 0 });
+    const r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(502);
+    expect(await errorOf(r)).toMatchObject({ code: 'upstream_error' });
+  });
+
+  it('an unreachable upstream → 502; no upstream configured → 503 llm_not_configured', async () => {
+    const dead = await FakeLlm.start();
+    const url = dead.url;
+    await dead.close();
+    const s2 = await startTestServer({ SENTIO_LLM_BASE_URL: url });
+    try {
+      const r = await s2.post(V2, v2([user('hi')]));
+      expect(r.status).toBe(502);
+      expect(await errorOf(r)).toMatchObject({ code: 'upstream_error' });
+    } finally {
+      await s2.close();
+    }
+    const s3 = await startTestServer({});
+    try {
+      for (const path of [V1, V2]) {
+        const r = await s3.post(path, v2([user('hi')]));
+        expect(r.status).toBe(503);
+        expect(await errorOf(r)).toMatchObject({ type: 'service_unavailable_error', code: 'llm_not_configured' });
+      }
+      expect((await s3.post('/v2/emotions/analysis', { messages: [{ content: { text: 'fine' } }] })).status).toBe(200);
+    } finally {
+      await s3.close();
+    }
+  });
+});
