@@ -1,0 +1,221 @@
+/**
+ * Engine benchmark (`npm run bench:engine`): throughput and latency of
+ *   raw      the native engine alone, one closed-loop caller sending batches of 1, 8, 32 and 128 texts;
+ *   batcher  the Engine (micro-batcher + native engine) with 1, 16 and 64 concurrent callers, one text each;
+ *   baseline what a typical Node user writes: onnxruntime-node's JS API with the JS tokenizer, one call
+ *            per text (bench/peer/ort-scorer.ts), at the same concurrency.
+ * Texts are the dair-ai val split (../shared/data), cycled. Scenarios run interleaved over several rounds so
+ * that a change in machine load hits all of them alike. The last line is JSON.
+ *
+ *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--threads N] [--quick]
+ *   npm run bench:engine -- --memory [--texts 200000]    RSS growth over many analysed texts
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { native } from '../src/engine/binding.js';
+import type { NativeHandle } from '../src/engine/binding.js';
+import { createEngine } from '../src/engine/engine.js';
+import type { Engine, EngineOptions } from '../src/engine/engine.js';
+import { readModelFiles } from '../src/engine/model-files.js';
+import { OrtJsScorer } from './peer/ort-scorer.js';
+
+// bench/engine.ts runs from bench/ (tsx, vitest) or, built, from dist/bench/.
+const ROOT = basename(dirname(import.meta.dirname)) === 'dist' ? join(import.meta.dirname, '..', '..') : join(import.meta.dirname, '..');
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
+    threads: { type: 'string' },
+    'model-dir': { type: 'string' },
+    memory: { type: 'boolean', default: false },
+    texts: { type: 'string', default: '200000' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+
+const modelDir = args['model-dir'] ?? join(ROOT, 'models', 'emotion');
+const threads = args.threads ? Number(args.threads) : availableParallelism();
+const seconds = args.quick ? 0.5 : Number(args.seconds);
+const rounds = args.quick ? 1 : Number(args.rounds);
+
+function dairTexts(): string[] {
+  const path = join(ROOT, '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt');
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.slice(0, l.lastIndexOf(';')));
+}
+
+/** Accumulates one scenario over rounds. */
+class Tally {
+  texts = 0;
+  ms = 0;
+  latencies: number[] = [];
+  add(texts: number, ms: number, latencies: number[]): void {
+    this.texts += texts;
+    this.ms += ms;
+    for (const l of latencies) this.latencies.push(l);
+  }
+  get perSecond(): number {
+    return (this.texts / this.ms) * 1000;
+  }
+  pct(p: number): number {
+    const s = this.latencies.slice().sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+  }
+}
+
+/**
+ * `callers` closed-loop callers, each calling `once(k)` (k = a running text index) until `ms` passes;
+ * returns texts done, elapsed ms and per-call latencies.
+ */
+async function closedLoop(callers: number, ms: number, textsPerCall: number, once: (k: number) => Promise<unknown>) {
+  const latencies: number[] = [];
+  let next = 0;
+  let done = 0;
+  const start = performance.now();
+  const stopAt = start + ms;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < stopAt) {
+        const k = next;
+        next += textsPerCall;
+        const t0 = performance.now();
+        await once(k);
+        latencies.push(performance.now() - t0);
+        done += textsPerCall;
+      }
+    }),
+  );
+  return { texts: done, ms: performance.now() - start, latencies };
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+async function throughputBench(): Promise<void> {
+  const texts = dairTexts();
+  const pick = (k: number): string => texts[k % texts.length]!;
+  const batch = (k: number, n: number): string[] => Array.from({ length: n }, (_, i) => pick(k + i));
+
+  const engineOptions: EngineOptions = { modelDir, executionProvider: 'cpu', intraOpThreads: threads };
+  const engine: Engine = await createEngine(engineOptions);
+  const files = await readModelFiles(modelDir, { verifyChecksums: false });
+  const handle: NativeHandle = await native.load({
+    modelPath: files.modelPath,
+    tokenizer: files.tokenizer,
+    executionProvider: 'cpu',
+    intraOpThreads: threads,
+    interOpThreads: 1,
+    maxRunTexts: 128,
+  });
+  const peer = await OrtJsScorer.load(modelDir, threads);
+
+  const raw = new Map<number, Tally>([1, 8, 32, 128].map((b) => [b, new Tally()]));
+  const batched = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
+  const baseline = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
+
+  // Warm all three paths (JIT, arenas) before measuring.
+  await closedLoop(1, 300, 32, (k) => native.run(handle, batch(k, 32)));
+  await closedLoop(16, 300, 1, (k) => engine.analyze([pick(k)]));
+  await closedLoop(4, 300, 1, (k) => peer.analyze([pick(k)]));
+
+  const ms = seconds * 1000;
+  for (let r = 0; r < rounds; r++) {
+    for (const [b, t] of raw) {
+      const res = await closedLoop(1, ms, b, (k) => native.run(handle, batch(k, b)));
+      t.add(res.texts, res.ms, res.latencies);
+    }
+    for (const [c, t] of batched) {
+      const res = await closedLoop(c, ms, 1, (k) => engine.analyze([pick(k)]));
+      t.add(res.texts, res.ms, res.latencies);
+    }
+    for (const [c, t] of baseline) {
+      const res = await closedLoop(c, ms, 1, (k) => peer.analyze([pick(k)]));
+      t.add(res.texts, res.ms, res.latencies);
+    }
+  }
+
+  const info = engine.info;
+  console.log(`Sentio engine bench: model ${info.model.name}@${info.model.version}, ${info.provider}, onnxruntime ${info.ortVersion}, ` +
+    `${threads} intra-op threads, ${availableParallelism()} CPUs, node ${process.version}`);
+  console.log(`batcher: maxBatchSize ${info.batching.maxBatchSize}, maxBatchTokens ${info.batching.maxBatchTokens}, ` +
+    `maxWaitMs ${info.batching.maxWaitMs}, maxBatchesInFlight ${info.batching.maxBatchesInFlight}; ${rounds} rounds x ${seconds}s per scenario\n`);
+  const row = (name: string, t: Tally): void =>
+    console.log(`${name.padEnd(30)} ${fmt(t.perSecond).padStart(8)} texts/s   p50 ${fmt(t.pct(50), 2).padStart(7)} ms   p99 ${fmt(t.pct(99), 2).padStart(7)} ms`);
+  for (const [b, t] of raw) row(`raw engine, batch ${b}`, t);
+  for (const [c, t] of batched) row(`batcher, ${c} callers`, t);
+  for (const [c, t] of baseline) row(`baseline (ort js), ${c} callers`, t);
+
+  const rawBest = Math.max(...[...raw.values()].map((t) => t.perSecond));
+  const b64 = batched.get(64)!;
+  const base64 = baseline.get(64)!;
+  console.log('');
+  for (const c of [1, 16, 64]) {
+    console.log(`${c} callers: batcher / baseline = ${(batched.get(c)!.perSecond / baseline.get(c)!.perSecond).toFixed(2)}x, ` +
+      `batcher / raw best = ${(batched.get(c)!.perSecond / rawBest).toFixed(2)}x`);
+  }
+  const summary = {
+    raw_best_texts_per_s: Math.round(rawBest),
+    baseline_texts_per_s: Math.round(base64.perSecond),
+    batcher_texts_per_s: Math.round(b64.perSecond),
+    batcher_vs_baseline: Number((b64.perSecond / base64.perSecond).toFixed(3)),
+    batcher_vs_raw: Number((b64.perSecond / rawBest).toFixed(3)),
+    batcher_p99_ms: Number(b64.pct(99).toFixed(2)),
+    batcher_p50_ms: Number(b64.pct(50).toFixed(2)),
+    baseline_p99_ms: Number(base64.pct(99).toFixed(2)),
+    raw: Object.fromEntries([...raw].map(([b, t]) => [`batch_${b}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
+    batcher: Object.fromEntries([...batched].map(([c, t]) => [`callers_${c}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
+    baseline: Object.fromEntries([...baseline].map(([c, t]) => [`callers_${c}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
+    threads,
+    cpus: availableParallelism(),
+    model_version: info.model.version,
+  };
+  await engine.close();
+  await native.dispose(handle);
+  await peer.close();
+  console.log(JSON.stringify(summary));
+}
+
+/** RSS growth over many analysed texts after a warm-up, through the batcher with 64 callers. */
+async function memoryBench(): Promise<void> {
+  const total = Number(args.texts);
+  const texts = dairTexts();
+  const engine = await createEngine({ modelDir, executionProvider: 'cpu', intraOpThreads: threads });
+  const run = async (n: number): Promise<void> => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < n) {
+          const k = next++;
+          const ac = new AbortController(); // the server passes a signal per request; exercise that path
+          await engine.analyze([`${texts[k % texts.length]!} ${k}`], { signal: ac.signal });
+        }
+      }),
+    );
+  };
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const settle = async (): Promise<number> => {
+    gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    gc?.();
+    return process.memoryUsage().rss;
+  };
+  await run(20_000); // warm-up: JIT, ORT arenas, V8 heap growth
+  const before = await settle();
+  const started = performance.now();
+  await run(total);
+  const seconds = (performance.now() - started) / 1000;
+  const after = await settle();
+  const growthMb = (after - before) / (1 << 20);
+  console.log(`memory: ${fmt(total)} texts in ${seconds.toFixed(1)} s; RSS ${fmt(before / (1 << 20), 1)} MB -> ${fmt(after / (1 << 20), 1)} MB ` +
+    `(growth ${growthMb.toFixed(1)} MB${gc ? '' : ', run with --expose-gc for a steadier figure'})`);
+  await engine.close();
+  console.log(JSON.stringify({ memory_texts: total, rss_before_mb: Number((before / (1 << 20)).toFixed(1)), rss_after_mb: Number((after / (1 << 20)).toFixed(1)), rss_growth_mb: Number(growthMb.toFixed(1)) }));
+}
+
+await (args.memory ? memoryBench() : throughputBench());
