@@ -117,7 +117,11 @@ export class LlmClient {
               finished = true;
               return;
             }
+            // While the consumer holds the chunk (a slow client applies backpressure), the upstream is
+            // not the one being slow: the idle timer stops, and starts again when asked for more.
+            call.hold();
             yield parseChunk(data);
+            call.idle();
           }
         }
         for (const data of parser.end()) {
@@ -200,7 +204,13 @@ class UpstreamCall {
 
   /** Restart the timer: called on every chunk of a stream. */
   idle(): void {
-    this.#arm();
+    if (!this.#failure) this.#arm();
+  }
+
+  /** Stop the timer until the next idle(). */
+  hold(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   abort(): void {

@@ -47,6 +47,8 @@ export interface Received {
   closedEarly: boolean;
   /** The response was written completely. */
   completed: boolean;
+  /** A write found the socket full at least once (the client, Sentio, stopped reading for a while). */
+  backpressured: boolean;
 }
 
 export interface FakeLlmOptions {
@@ -134,7 +136,7 @@ export class FakeLlm {
       } catch {
         // recorded as empty
       }
-      const rec: Received = { path: req.url ?? '', headers: req.headers, body, closedEarly: false, completed: false };
+      const rec: Received = { path: req.url ?? '', headers: req.headers, body, closedEarly: false, completed: false, backpressured: false };
       this.received.push(rec);
       res.on('close', () => {
         if (!res.writableFinished) rec.closedEarly = true;
@@ -149,11 +151,11 @@ export class FakeLlm {
         return;
       }
       const behavior = this.#queue.shift() ?? this.#default;
-      this.#respond(behavior, body, res);
+      this.#respond(behavior, body, res, rec);
     });
   }
 
-  #respond(b: Behavior, body: Received['body'], res: http.ServerResponse): void {
+  #respond(b: Behavior, body: Received['body'], res: http.ServerResponse, rec: Received): void {
     const stream = body['stream'] === true;
     const model = typeof body['model'] === 'string' ? body['model'] : 'fake';
     switch (b.kind) {
@@ -168,16 +170,16 @@ export class FakeLlm {
           res.socket?.destroy();
           return;
         }
-        void this.#stream(res, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { dieAfter: b.afterChunks });
+        void this.#stream(res, rec, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { dieAfter: b.afterChunks });
         return;
       case 'error-event':
-        void this.#stream(res, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { errorAfter: b.afterChunks });
+        void this.#stream(res, rec, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { errorAfter: b.afterChunks });
         return;
       case 'truncated':
-        void this.#stream(res, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { truncated: true });
+        void this.#stream(res, rec, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { truncated: true });
         return;
       case 'reply':
-        if (stream) void this.#stream(res, model, body, b, {});
+        if (stream) void this.#stream(res, rec, model, body, b, {});
         else void this.#json(res, model, body, b);
     }
   }
@@ -196,67 +198,80 @@ export class FakeLlm {
       model,
       choices: [{ index: 0, message, finish_reason: b.finishReason ?? (b.toolCalls ? 'tool_calls' : 'stop') }],
     };
-    if (b.usage !== false) out['usage'] = usageOf(body, content ?? '');
+    if (b.usage !== false) out['usage'] = usageOf(body, content ?? '', b.toolCalls);
     if (res.destroyed) return;
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
   }
 
   async #stream(
-    res: http.ServerResponse, model: string, body: Received['body'], b: Extract<Behavior, { kind: 'reply' }>,
+    res: http.ServerResponse, rec: Received, model: string, body: Received['body'], b: Extract<Behavior, { kind: 'reply' }>,
     fail: { dieAfter?: number; errorAfter?: number; truncated?: boolean },
   ): Promise<void> {
     if (b.ttftMs) await sleep(b.ttftMs);
     if (res.destroyed) return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const base = { id: 'cmpl-fake', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
-    const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+    // Honours backpressure like a real server: a full socket pauses generation until it drains.
+    const send = async (o: unknown) => {
+      if (res.write(`data: ${JSON.stringify(o)}\n\n`) || res.destroyed) return;
+      rec.backpressured = true;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    };
     const content = b.content ?? (b.toolCalls ? '' : DEFAULT_REPLY);
     const pieces = content.match(/\S+\s*|\s+/g) ?? [];
     const finish = b.finishReason ?? (b.toolCalls ? 'tool_calls' : 'stop');
-    send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
     let sent = 0;
     for (let i = 0; i < pieces.length; i++) {
       if (fail.dieAfter !== undefined && sent >= fail.dieAfter) {
+        await sleep(20); // let what was sent reach the client first
         res.socket?.destroy();
         return;
       }
       if (fail.errorAfter !== undefined && sent >= fail.errorAfter) {
-        send({ error: { message: 'fake upstream failure mid-stream', type: 'server_error' } });
+        await send({ error: { message: 'fake upstream failure mid-stream', type: 'server_error' } });
         res.end();
         return;
       }
       if (b.tokenMs) await sleep(b.tokenMs);
       if (res.destroyed) return;
       const last = i === pieces.length - 1 && !b.toolCalls && !b.separateFinish && !fail.truncated;
-      send({ ...base, choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: last ? finish : null }] });
+      await send({ ...base, choices: [{ index: 0, delta: { content: pieces[i] }, finish_reason: last ? finish : null }] });
       sent++;
     }
     if (fail.truncated) {
       res.end();
       return;
     }
-    if (b.toolCalls) {
-      b.toolCalls.forEach((t, index) => {
-        send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }, finish_reason: null }] });
-        const half = Math.ceil(t.arguments.length / 2);
-        for (const part of [t.arguments.slice(0, half), t.arguments.slice(half)]) {
-          send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, finish_reason: null }] });
-        }
-      });
+    for (const [index, t] of (b.toolCalls ?? []).entries()) {
+      await send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.name, arguments: '' } }] }, finish_reason: null }] });
+      const half = Math.ceil(t.arguments.length / 2);
+      for (const part of [t.arguments.slice(0, half), t.arguments.slice(half)]) {
+        await send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, finish_reason: null }] });
+      }
     }
     if (b.toolCalls || b.separateFinish || pieces.length === 0) {
-      send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+      await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     }
     const opts = body['stream_options'] as { include_usage?: boolean } | undefined;
-    if (opts?.include_usage && b.usage !== false) send({ ...base, choices: [], usage: usageOf(body, content) });
-    res.end('data: [DONE]\n\n');
+    if (opts?.include_usage && b.usage !== false) await send({ ...base, choices: [], usage: usageOf(body, content, b.toolCalls) });
+    if (!res.destroyed) res.end('data: [DONE]\n\n');
   }
 }
 
-function usageOf(body: Received['body'], reply: string): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+/** Word counts stand in for tokens: tests check that Sentio reports the upstream's figures. */
+function usageOf(body: Received['body'], reply: string, toolCalls?: FakeToolCall[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
   const words = (s: string) => (s.match(/\S+/g) ?? []).length;
   const prompt = (body.messages ?? []).reduce((n, m) => n + 3 + (typeof m.content === 'string' ? words(m.content) : 0), 0);
-  const completion = words(reply);
+  const completion = words(reply) + (toolCalls ?? []).reduce((n, t) => n + 1 + words(t.arguments), 0);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

@@ -1,0 +1,250 @@
+/**
+ * Streaming chat: OpenAI chunk format, chunks forwarded as the upstream produces them, the emotions chunk
+ * before [DONE], backpressure, cancellation on disconnect, and upstream failures before and during the
+ * stream.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { TEST_KEY, startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { DEFAULT_REPLY, FakeLlm } from '../helpers/fake-llm.js';
+
+let s: TestServer;
+let llm: FakeLlm;
+
+const V2 = '/v2/chat/completions';
+const V1 = '/v1/chat/completions';
+
+interface Event {
+  data: string;
+  json?: Record<string, any>;
+  at: number;
+}
+
+/** POST and read the SSE body event by event, with the arrival time of each. */
+async function streamChat(path: string, body: Record<string, unknown>, signal?: AbortSignal, onEvent?: (e: Event) => void): Promise<{ res: Response; events: Event[] }> {
+  const t0 = performance.now();
+  const res = await fetch(s.base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY },
+    body: JSON.stringify(body),
+    signal,
+  });
+  const events: Event[] = [];
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return { res, events };
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let i: number;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const raw = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const data = raw.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const e: Event = { data, at: performance.now() - t0 };
+      if (data !== '[DONE]') e.json = JSON.parse(data) as Record<string, any>;
+      events.push(e);
+      onEvent?.(e);
+    }
+  }
+  return { res, events };
+}
+
+const body = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+  ({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages, stream: true, ...extra });
+const user = (content: string) => ({ role: 'user', content });
+
+beforeAll(async () => {
+  llm = await FakeLlm.start();
+  s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '500' });
+});
+afterAll(async () => {
+  await s?.close();
+  await llm?.close();
+});
+beforeEach(() => llm.reset());
+
+describe('streaming chat', () => {
+  it('streams chat.completion.chunk events; the last one before [DONE] carries emotions, usage and conversationMode', async () => {
+    const { res, events } = await streamChat(V2, body([user('I just got engaged!!')]));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.json!);
+    const ids = new Set(chunks.map((c) => c.id));
+    expect(ids.size).toBe(1);
+    for (const c of chunks) {
+      expect(c.object).toBe('chat.completion.chunk');
+      expect(c.model).toBe('llm-k2-thinking-turbo');
+      expect(Number.isInteger(c.created)).toBe(true);
+    }
+    const content = chunks.slice(0, -1);
+    expect(content[0]!.choices[0].delta.role).toBe('assistant');
+    expect(content.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(DEFAULT_REPLY);
+    expect(content.at(-1)!.choices[0].finish_reason).toBe('stop');
+    expect(content.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
+
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.emotion_model).toBe('emotion-v2');
+    expect(last.emotions.user.text).toBe('I just got engaged!!');
+    expect(Object.keys(last.emotions.assistant).sort()).toEqual(['arousal', 'category', 'intensity', 'raw', 'valence']);
+    expect(last.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(last.usage.completion_tokens).toBe((DEFAULT_REPLY.match(/\S+/g) ?? []).length); // the upstream's own count
+    expect(last.usage.analyse_tokens).toBeGreaterThan(0);
+    expect(last.conversationMode.mode).toBeTypeOf('string');
+    // Sentio asks the upstream for usage in the stream
+    expect(llm.last!.body['stream_options']).toEqual({ include_usage: true });
+    expect(llm.last!.body['stream']).toBe(true);
+  });
+
+  it('V1 streams too, without conversationMode', async () => {
+    const { events } = await streamChat(V1, body([user('hello')], { emotion_model: 'emotion-v1' }));
+    const last = events.at(-2)!.json!;
+    expect(last.conversationMode).toBeUndefined();
+    expect(Object.keys(last.emotions.user).sort()).toEqual(['category', 'raw', 'text']);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+  });
+
+  it('forwards each chunk as the upstream produces it (no buffering of the reply)', async () => {
+    llm.enqueue({ kind: 'reply', content: 'one two three four five six', tokenMs: 80 });
+    const { events } = await streamChat(V2, body([user('count for me')]));
+    const content = events.filter((e) => e.json?.choices?.[0]?.delta?.content);
+    expect(content).toHaveLength(6);
+    // The first word arrives long before the upstream has finished (6 × 80 ms).
+    const first = content[0]!.at;
+    const lastAt = content.at(-1)!.at;
+    expect(lastAt - first).toBeGreaterThan(300);
+    for (let i = 1; i < content.length; i++) expect(content[i]!.at - content[i - 1]!.at).toBeGreaterThan(40);
+  });
+
+  it('passes an upstream finish-only chunk and tool-call deltas through', async () => {
+    llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"q":"sentio"}' }] });
+    const { events } = await streamChat(V2, body([user('look it up')], { tools: [{ type: 'function', function: { name: 'lookup' } }] }));
+    const chunks = events.slice(0, -1).map((e) => e.json!);
+    const deltas = chunks.flatMap((c) => c.choices).map((c: any) => c.delta);
+    const calls = deltas.filter((d: any) => d.tool_calls).flatMap((d: any) => d.tool_calls);
+    expect(calls[0]).toMatchObject({ index: 0, id: 'call_9', type: 'function', function: { name: 'lookup' } });
+    expect(calls.map((c: any) => c.function.arguments).join('')).toBe('{"q":"sentio"}');
+    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('tool_calls');
+    const last = chunks.at(-1)!;
+    expect(last.emotions.assistant).toBeUndefined();
+    expect(last.usage.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('a client that disconnects cancels the upstream request', async () => {
+    llm.enqueue({ kind: 'reply', content: 'word '.repeat(200), tokenMs: 20 });
+    const ac = new AbortController();
+    let got = 0;
+    await streamChat(V2, body([user('tell me a long story')]), ac.signal, (e) => {
+      if (e.json?.choices?.[0]?.delta?.content && ++got === 3) ac.abort();
+    }).catch((err: Error) => expect(err.name).toBe('AbortError'));
+    const rec = llm.received[0]!;
+    await llm.settled(rec, 2_000);
+    expect(rec.closedEarly).toBe(true);
+    expect(rec.completed).toBe(false);
+    // The server logs the request as closed by the client and stays healthy.
+    const ok = await streamChat(V2, body([user('still there?')]));
+    expect(ok.events.at(-1)!.data).toBe('[DONE]');
+  });
+
+  it('honours backpressure: a client that stops reading stalls the upstream instead of filling memory', async () => {
+    const words = 60_000;
+    llm.enqueue({ kind: 'reply', content: 'lorem ipsum '.repeat(words / 2) });
+    const url = new URL(s.base + V2);
+    const payload = JSON.stringify(body([user('write a lot')], { emotion_guidance: false }));
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY } }, resolve);
+      req.on('error', reject);
+      req.end(payload);
+    });
+    res.pause();
+    // Do not read: Sentio's socket fills, SseStream.send waits, Sentio stops reading the upstream.
+    const rec = () => llm.received[0]!;
+    const deadline = Date.now() + 10_000;
+    while (!(llm.received[0]?.backpressured) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(rec().backpressured).toBe(true);
+    expect(rec().completed).toBe(false);
+    // Now read everything: the whole reply arrives intact.
+    let text = '';
+    let tail = '';
+    const events: Array<Record<string, any> | '[DONE]'> = [];
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => {
+      tail += c;
+      let i: number;
+      while ((i = tail.indexOf('\n\n')) >= 0) {
+        const data = tail.slice(0, i).replace(/^data: /, '');
+        tail = tail.slice(i + 2);
+        const e = data === '[DONE]' ? data : (JSON.parse(data) as Record<string, any>);
+        events.push(e);
+        if (e !== '[DONE]') text += e.choices?.[0]?.delta?.content ?? '';
+      }
+    });
+    res.resume();
+    await new Promise((r) => res.on('end', r));
+    const errors = events.filter((e) => e !== '[DONE]' && e.error);
+    expect(errors).toEqual([]);
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(text.length).toBe('lorem ipsum '.length * (words / 2));
+    expect(text === 'lorem ipsum '.repeat(words / 2)).toBe(true);
+    expect(rec().completed).toBe(true);
+  });
+});
+
+describe('streaming failures', () => {
+  it('an upstream error before the stream starts is an ordinary HTTP error', async () => {
+    llm.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '3' } });
+    const { res } = await streamChat(V2, body([user('hi')]));
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('3');
+    const j = (await res.json()) as Record<string, any>;
+    expect(j.error.code).toBe('upstream_rate_limited');
+  });
+
+  it('an upstream that dies mid-stream → an error event in the decided shape, then [DONE]', async () => {
+    llm.enqueue({ kind: 'die', afterChunks: 2 });
+    const { res, events } = await streamChat(V2, body([user('hi')]));
+    expect(res.status).toBe(200);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    const err = events.at(-2)!.json!;
+    expect(err.error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+    expect(typeof err.error.message).toBe('string');
+    expect(err.request_id).toBe(res.headers.get('x-request-id'));
+    expect(events.filter((e) => e.json?.choices?.[0]?.delta?.content)).toHaveLength(2);
+    expect(events.some((e) => e.json?.emotions)).toBe(false);
+  });
+
+  it('an in-band upstream error event, or a stream cut short, ends with an error event', async () => {
+    llm.enqueue({ kind: 'error-event', afterChunks: 1 });
+    let { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error.code).toBe('upstream_error');
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    llm.enqueue({ kind: 'truncated' });
+    ({ events } = await streamChat(V2, body([user('hi')])));
+    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });
+    expect(events.at(-2)!.json!.error.message).toMatch(/ended before/);
+  });
+
+  it('an upstream that stalls mid-stream → upstream_timeout error event', async () => {
+    llm.enqueue({ kind: 'reply', content: 'slow words here', tokenMs: 700 });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error).toMatchObject({ type: 'upstream_error', code: 'upstream_timeout' });
+    expect(events.at(-1)!.data).toBe('[DONE]');
+  });
+
+  it('with context_id, a streamed turn joins the context; a failed one does not', async () => {
+    const id = `stream-ctx-${Date.now()}`;
+    await streamChat(V2, body([user('I feel a bit anxious today')], { context_id: id }));
+    let state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(2);
+    llm.enqueue({ kind: 'die', afterChunks: 1 });
+    await streamChat(V2, body([user('and now?')], { context_id: id }));
+    state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(2);
+  });
+});
