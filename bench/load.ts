@@ -1,0 +1,157 @@
+/**
+ * `npm run bench [-- --quick]`: Sentio under autocannon, with its baselines measured in the same run.
+ *
+ *  raw engine   the engine's best texts/s at its best batch size, no HTTP: the physical limit here
+ *  peer         node:http + onnxruntime-node JS API + JS tokenization, one inference per request
+ *  unbatched    Sentio with SENTIO_BATCHING=0
+ *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state,
+ *               and a sweep of offered load for the latency chart
+ *
+ * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
+ * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
+ */
+import { writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import net from 'node:net';
+import { createEngine } from '../src/engine/engine.js';
+import { benchTexts } from './lib/texts.js';
+import { runLoad } from './lib/autocannon.js';
+import type { LoadResult, LoadSpec } from './lib/autocannon.js';
+import { startChild } from './lib/process.js';
+import type { Child } from './lib/process.js';
+import { lineChartSvg } from './lib/chart.js';
+
+const quick = process.argv.includes('--quick');
+const D = quick ? 3 : 10;
+const KEY = 'sentio_bench_key';
+const texts = benchTexts();
+let cursor = 0;
+const nextText = () => texts[cursor++ % texts.length]!;
+const single = () => JSON.stringify({ messages: [{ content: { text: nextText() } }] });
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function rawEngine(): Promise<{ best: number; bySize: Record<number, number> }> {
+  const engine = await createEngine({ batching: false, maxBatchSize: 256, executionProvider: 'cpu' });
+  const bySize: Record<number, number> = {};
+  try {
+    for (const size of [8, 32, 64, 128]) {
+      const until = performance.now() + (quick ? 1_500 : 4_000);
+      let n = 0;
+      const started = performance.now();
+      while (performance.now() < until) {
+        const batch = Array.from({ length: size }, nextText);
+        await engine.analyze(batch);
+        n += size;
+      }
+      bySize[size] = n / ((performance.now() - started) / 1000);
+      log(`raw engine  batch ${String(size).padStart(3)}: ${bySize[size]!.toFixed(0)} texts/s`);
+    }
+  } finally {
+    await engine.close();
+  }
+  return { best: Math.max(...Object.values(bySize)), bySize };
+}
+
+async function sentioChild(extraEnv: Record<string, string> = {}): Promise<Child> {
+  const port = await freePort();
+  return startChild('dist/src/main.js', [], {
+    SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
+    SENTIO_EXECUTION_PROVIDER: 'cpu', ...extraEnv,
+  }, '"sentio listening"');
+}
+
+async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult> {
+  const r = await runLoad({ ...spec, url: `http://127.0.0.1:${child.port}`, headers: { 'x-api-key': KEY, ...spec.headers } });
+  r.rssMb = child.rssMb();
+  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB`);
+  return r;
+}
+
+async function main(): Promise<void> {
+  log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  const raw = await rawEngine();
+  const results: LoadResult[] = [];
+
+  const peer = await startChild('dist/bench/peer/server.js', [String(await freePort())], {}, '"peer listening"');
+  const peerR = await measure(peer, { name: 'peer v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  await peer.stop();
+  results.push(peerR);
+
+  const unbatched = await sentioChild({ SENTIO_BATCHING: '0' });
+  const unbatchedR = await measure(unbatched, { name: 'unbatched v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  await unbatched.stop();
+  results.push(unbatchedR);
+
+  const sentio = await sentioChild();
+  let ctx = 0;
+  const v2 = await measure(sentio, { name: 'sentio v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });
+  const context = await measure(sentio, { name: 'sentio v2 context (64 conn)', connections: 64, durationS: D, path: () => `/v2/emotions/bench-${ctx++ % 1000}/analysis`, body: single });
+  const batch32 = await measure(sentio, {
+    name: 'sentio v2 batch of 32 (16 conn)', connections: 16, durationS: D, path: '/v2/emotions/batch-analysis', textsPerRequest: 32,
+    body: () => JSON.stringify({ messages: Array.from({ length: 32 }, () => ({ content: { text: nextText() } })) }),
+  });
+  const getState = await measure(sentio, { name: 'sentio v2 GET state (64 conn)', connections: 64, durationS: D, method: 'GET', path: () => `/v2/emotions/bench-${ctx++ % 1000}` });
+  results.push(v2, v1, context, batch32, getState);
+
+  const sweep: LoadResult[] = [];
+  for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
+    const rate = Math.max(1, Math.round(v2.rps * f));
+    const r = await measure(sentio, { name: `sentio v2 at ${Math.round(f * 100)}% (${rate}/s)`, connections: 64, durationS: D, overallRate: rate, path: '/v2/emotions/analysis', body: single });
+    sweep.push(r);
+  }
+  results.push(...sweep);
+  const rssMb = Math.max(...results.filter((r) => r.name.startsWith('sentio')).map((r) => r.rssMb ?? 0));
+  await sentio.stop();
+
+  const at70 = sweep.find((r) => r.name.includes('at 70%'))!;
+  const summary = {
+    sentio_rps: round(v2.rps),
+    peer_rps: round(peerR.rps),
+    unbatched_rps: round(unbatchedR.rps),
+    raw_engine_texts_per_s: round(raw.best),
+    batch32_texts_per_s: round(batch32.textsPerS),
+    sentio_vs_peer: round(v2.rps / peerR.rps, 3),
+    sentio_vs_unbatched: round(v2.rps / unbatchedR.rps, 3),
+    sentio_vs_raw: round(v2.rps / raw.best, 3),
+    batch32_vs_raw: round(batch32.textsPerS / raw.best, 3),
+    p99_ms_at_70pct: at70.latencyMs.p99,
+    rss_mb: round(rssMb),
+    quick,
+  };
+  log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw}`);
+  log(`bars:   sentio/peer >= 1.3: ${summary.sentio_vs_peer >= 1.3}  sentio/raw >= 0.6: ${summary.sentio_vs_raw >= 0.6}  batch32/raw >= 0.8: ${summary.batch32_vs_raw >= 0.8}  p99@70% <= 50 ms: ${summary.p99_ms_at_70pct <= 50}  rss <= 400 MB: ${summary.rss_mb <= 400}`);
+
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync('bench/results', { recursive: true });
+  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}` };
+  writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify({ machine, raw, results, summary }, null, 2)}\n`);
+  writeFileSync(`bench/results/load-${stamp}.svg`, lineChartSvg(
+    'Sentio V2 single-message analysis: latency against offered load', 'offered load (requests/s)', 'latency (ms)',
+    [
+      { name: 'p50', color: '#1f77b4', points: sweep.map((r) => [r.offeredRps ?? 0, r.latencyMs.p50]) },
+      { name: 'p99', color: '#d62728', points: sweep.map((r) => [r.offeredRps ?? 0, r.latencyMs.p99]) },
+    ],
+  ));
+  log(`results: bench/results/load-${stamp}.json, chart bench/results/load-${stamp}.svg`);
+  console.log(JSON.stringify(summary));
+}
+
+function round(x: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
