@@ -55,11 +55,15 @@ const V2AssistantMessage = z
     role: z.literal('assistant'),
     content: z.string().nullable().optional(),
     name,
-    tool_calls: z.array(ToolCall).min(1).optional(),
+    // Empty as some upstreams (vLLM) return it, and clients send the message back as they got it.
+    tool_calls: z.array(ToolCall).optional(),
     /** Thinking models return their reasoning apart; callers may send it back with the history. */
     reasoning_content: z.string().nullable().optional(),
+    // Fields of OpenAI's response message that clients echo back.
+    refusal: z.string().nullable().optional(),
+    annotations: z.array(z.unknown()).optional(),
   })
-  .refine((m) => typeof m.content === 'string' || m.tool_calls !== undefined, {
+  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0, {
     message: 'an assistant message needs content or tool_calls',
     path: ['content'],
   });
