@@ -8,8 +8,8 @@ import { ScoreMapper } from './core/emotions.js';
 import type { LabelOrder } from './core/emotions.js';
 import { EmotionService } from './core/emotion-service.js';
 import type { ScoreSource } from './core/emotion-service.js';
-import { MemoryContextStore } from './store/memory-store.js';
 import type { ContextStore } from './store/context-store.js';
+import { openStores } from './store/factory.js';
 import { CompositeKeyVerifier, StaticKeyVerifier } from './auth/api-keys.js';
 import type { KeyVerifier } from './auth/api-keys.js';
 import { HttpServer, currentRequest } from './http/server.js';
@@ -25,9 +25,9 @@ import { chatRoutes } from './api/chat/serving.js';
 import { createLogger } from './log.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
-import { MemoryRateLimitStore, rateLimitMiddleware, requestCost } from './guard/rate-limit.js';
+import { rateLimitMiddleware, requestCost } from './guard/rate-limit.js';
 import type { RateLimitStore } from './guard/rate-limit.js';
-import { MemoryIdempotencyStore, idempotencyMiddleware } from './guard/idempotency.js';
+import { idempotencyMiddleware } from './guard/idempotency.js';
 import type { IdempotencyStore } from './guard/idempotency.js';
 
 /** What the server needs from an inference engine. */
@@ -79,12 +79,9 @@ export interface Sentio {
 
 export async function startSentio(config: Config, opts: SentioOptions): Promise<Sentio> {
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const store = opts.store ?? new MemoryContextStore({
-    ttlSeconds: config.contextTtlSeconds,
-    maxContexts: config.contextMax,
-    maxMessagesPerContext: config.contextMaxMessages,
-    now: opts.now,
-  });
+  // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
+  const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
+  const store = stores.contexts;
   const metrics = new Metrics({
     engine: () => opts.engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 },
     contexts: () => store.size(),
@@ -124,9 +121,9 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     maxInFlight: config.maxInFlight,
     mapError: mapLowerError,
     middleware: [
-      rateLimitMiddleware({ store: opts.rateLimits ?? new MemoryRateLimitStore(), defaultRpm: config.rateLimitRpm, costOf: requestCost }),
+      rateLimitMiddleware({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm, costOf: requestCost }),
       idempotencyMiddleware({
-        store: opts.idempotency ?? new MemoryIdempotencyStore(),
+        store: stores.idempotency,
         ttlMs: config.contextTtlSeconds * 1000,
         maxKeyBytes: config.limits.idempotencyKeyBytes,
       }),
@@ -151,7 +148,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
       server.closeAll();
       process.off('SIGHUP', reloadKeys);
       keyFile?.close();
-      await store.close();
+      await stores.close();
       await opts.engine.close();
       logger.flush();
     },

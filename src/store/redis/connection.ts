@@ -1,0 +1,143 @@
+/**
+ * One ioredis client shared by the Redis-backed stores, set up to fail fast: no offline queue (a command
+ * issued while disconnected fails at once), a short command timeout, no re-sending of commands that were
+ * in flight when the connection dropped (an append sent twice would land twice), and reconnection that
+ * never gives up but backs off to at most RECONNECT_MAX_MS, so the instance recovers by itself.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { StoreUnavailableError } from '../context-store.js';
+
+export interface RedisConnectionOptions {
+  url: string;
+  /** Every key starts with this. */
+  prefix: string;
+  /** A command not answered within this is failed (StoreUnavailableError → 503). */
+  commandTimeoutMs: number;
+  logger?: Logger | undefined;
+}
+
+/** Reconnect delays: 50 ms doubling to this cap, with jitter so restarted fleets do not reconnect in step. */
+const RECONNECT_BASE_MS = 50;
+const RECONNECT_MAX_MS = 2_000;
+/** How long the first connection may take before start-up gives up. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Redis replies that mean "not serving right now" rather than "your command is wrong". */
+const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY|NOREPLICAS)\b/;
+
+export class RedisStartupError extends Error {
+  override name = 'RedisStartupError';
+  readonly code = 'REDIS_UNREACHABLE';
+}
+
+export function reconnectDelayMs(attempt: number): number {
+  const capped = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** Math.min(attempt, 10));
+  return Math.round(capped * (0.75 + Math.random() * 0.25));
+}
+
+/** The URL with any password replaced, for logs and error messages. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable SENTIO_REDIS_URL)';
+  }
+}
+
+export class RedisConnection {
+  readonly client: Redis;
+  readonly prefix: string;
+  readonly #logger: Logger | undefined;
+  readonly #url: string;
+  #lastError: string | undefined;
+  #up = false;
+  #closed = false;
+
+  private constructor(opts: RedisConnectionOptions) {
+    this.prefix = opts.prefix;
+    this.#logger = opts.logger;
+    this.#url = redactRedisUrl(opts.url);
+    this.client = new Redis(opts.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: opts.commandTimeoutMs,
+      connectTimeout: Math.max(opts.commandTimeoutMs, 1_000),
+      keepAlive: 10_000,
+      retryStrategy: (attempt) => (this.#closed ? null : reconnectDelayMs(attempt)),
+    });
+    // Without a listener ioredis prints every failed reconnection attempt; log state changes instead.
+    this.client.on('error', (err: Error) => {
+      this.#lastError = err.message;
+    });
+    this.client.on('ready', () => {
+      if (!this.#up && this.#lastError !== undefined) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
+      this.#up = true;
+    });
+    this.client.on('close', () => {
+      if (this.#up && !this.#closed) {
+        this.#logger?.error({ redis: this.#url, reason: this.#lastError }, 'redis connection lost: state requests answer 503 until it returns');
+      }
+      this.#up = false;
+    });
+  }
+
+  /** Connect, or throw RedisStartupError naming the server and the reason. */
+  static async open(opts: RedisConnectionOptions): Promise<RedisConnection> {
+    const conn = new RedisConnection(opts);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        conn.client.connect(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+        }),
+      ]);
+      await conn.client.ping();
+    } catch (err) {
+      conn.#closed = true;
+      conn.client.disconnect();
+      const reason = conn.#lastError ?? (err as Error).message;
+      throw new RedisStartupError(`cannot reach Redis at ${conn.#url} (SENTIO_REDIS_URL): ${reason}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    conn.#logger?.info({ redis: conn.#url, prefix: conn.prefix }, 'redis connected');
+    return conn;
+  }
+
+  /** Whether commands can be sent now. */
+  get ready(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /** Run a command; failures that mean "Redis is not serving" become StoreUnavailableError. */
+  async run<T>(command: (client: Redis) => Promise<T>): Promise<T> {
+    try {
+      return await command(this.client);
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.client.status === 'ready') {
+      await this.client.quit().catch(() => this.client.disconnect());
+    } else {
+      this.client.disconnect();
+    }
+  }
+}
+
+/** A ReplyError other than the transient ones is a bug in our command; everything else is "unavailable". */
+function toStoreError(err: unknown): unknown {
+  const e = err as { name?: string; message?: string } | null;
+  if (e?.name === 'ReplyError' && !TRANSIENT_REPLY.test(e.message ?? '')) return err;
+  return new StoreUnavailableError(`redis: ${e?.message ?? String(err)}`, { cause: err });
+}

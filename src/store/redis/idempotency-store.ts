@@ -1,0 +1,95 @@
+/**
+ * Idempotency records in Redis, so a key claimed on one instance is seen as in flight on every other.
+ * A claim is SET NX PX inside a script that also returns the current record when the key is taken (one
+ * atomic step: no window in which the holder could finish or release between "taken" and "read it").
+ *
+ * An in-flight claim lives IN_FLIGHT_LEASE_MS, not the full retention: if the instance holding it dies,
+ * the key answers 409 for at most that long instead of a day. complete() and release() only touch the
+ * record when it is still this instance's claim (compared byte for byte), so a request that outlived its
+ * lease cannot overwrite or delete the claim of the retry that took over.
+ *
+ * Redis unreachable: claim() throws StoreUnavailableError (503), because an Idempotency-Key cannot be
+ * honoured without the shared record.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ClaimResult, IdempotencyStore, StoredReply } from '../../guard/idempotency.js';
+import { decode, encode } from './codec.js';
+import type { RedisConnection } from './connection.js';
+
+/** Longer than any request may run (body timeout, analysis, an upstream LLM stream). */
+export const IN_FLIGHT_LEASE_MS = 15 * 60_000;
+
+// KEYS: scope. ARGV: claim, leaseMs. Returns nil when claimed, else the current record.
+const CLAIM = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
+return redis.call('GET', KEYS[1])
+`;
+// KEYS: scope. ARGV: our claim ('' when unknown), record, ttlMs. Stores unless another claim took over.
+const COMPLETE = `
+local current = redis.call('GET', KEYS[1])
+if current and ARGV[1] ~= '' and current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+// KEYS: scope. ARGV: our claim. Deletes only our own in-flight claim.
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/** What is stored under a scope: f = request fingerprint, o = owner of an in-flight claim, r = reply. */
+interface IdempotencyRecord {
+  f: string;
+  o?: string;
+  r?: StoredReply;
+}
+
+interface IdempotencyCommands {
+  sentioIdemClaimBuffer(scope: string, claim: Buffer, leaseMs: string): Promise<Buffer | null>;
+  sentioIdemComplete(scope: string, claim: Buffer | string, record: Buffer, ttlMs: string): Promise<number>;
+  sentioIdemRelease(scope: string, claim: Buffer): Promise<number>;
+}
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  readonly #redis: RedisConnection;
+  readonly #leaseMs: number;
+  /** Claims this instance holds, by scope: the exact bytes written, for compare-and-set. */
+  readonly #claims = new Map<string, Buffer>();
+
+  constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number } = {}) {
+    this.#redis = redis;
+    this.#leaseMs = opts.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+    redis.client.defineCommand('sentioIdemClaim', { numberOfKeys: 1, lua: CLAIM });
+    redis.client.defineCommand('sentioIdemComplete', { numberOfKeys: 1, lua: COMPLETE });
+    redis.client.defineCommand('sentioIdemRelease', { numberOfKeys: 1, lua: RELEASE });
+  }
+
+  get #commands(): IdempotencyCommands {
+    return this.#redis.client as unknown as IdempotencyCommands;
+  }
+
+  async claim(scope: string, fingerprint: string, ttlMs: number): Promise<ClaimResult> {
+    const claim = encode({ f: fingerprint, o: randomBytes(12).toString('base64') } satisfies IdempotencyRecord);
+    const lease = String(Math.min(ttlMs, this.#leaseMs));
+    const current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
+    if (current === null) {
+      this.#claims.set(scope, claim);
+      return { outcome: 'claimed' };
+    }
+    const record = decode<IdempotencyRecord>(current);
+    return record.r ? { outcome: 'done', fingerprint: record.f, reply: record.r } : { outcome: 'in_flight', fingerprint: record.f };
+  }
+
+  async complete(scope: string, fingerprint: string, reply: StoredReply, ttlMs: number): Promise<void> {
+    const claim = this.#claims.get(scope) ?? '';
+    this.#claims.delete(scope);
+    const record = encode({ f: fingerprint, r: reply } satisfies IdempotencyRecord);
+    await this.#redis.run(() => this.#commands.sentioIdemComplete(this.#redis.prefix + scope, claim, record, String(ttlMs)));
+  }
+
+  async release(scope: string): Promise<void> {
+    const claim = this.#claims.get(scope);
+    this.#claims.delete(scope);
+    if (claim) await this.#redis.run(() => this.#commands.sentioIdemRelease(this.#redis.prefix + scope, claim));
+  }
+}

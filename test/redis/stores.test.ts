@@ -1,0 +1,175 @@
+/** The Redis stores on their own, each with two connections standing in for two instances. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../src/store/context-store.js';
+import type { StoredMessage } from '../../src/store/context-store.js';
+import { RedisConnection, RedisStartupError } from '../../src/store/redis/connection.js';
+import { RedisContextStore } from '../../src/store/redis/context-store.js';
+import { RedisIdempotencyStore } from '../../src/store/redis/idempotency-store.js';
+import { RedisRateLimitStore } from '../../src/store/redis/rate-limit-store.js';
+import { startRedis } from '../helpers/redis.js';
+import type { RedisServer } from '../helpers/redis.js';
+
+let redis: RedisServer;
+const conns: RedisConnection[] = [];
+
+async function connection(prefix = 'unit:', commandTimeoutMs = 500): Promise<RedisConnection> {
+  const c = await RedisConnection.open({ url: redis.url, prefix, commandTimeoutMs });
+  conns.push(c);
+  return c;
+}
+
+beforeAll(async () => { redis = await startRedis(); });
+afterAll(async () => {
+  for (const c of conns) await c.close();
+  await redis.stop();
+});
+
+function message(id: string, text = `text of ${id}`): StoredMessage {
+  return {
+    id, role: 'user', text, raw: [0.1, 0.2, 0.3, 0.2, 0.1, 0.1], sub: Array.from({ length: 28 }, (_, i) => i / 28),
+    valence: 0.25, arousal: 0.5, tokens: 4,
+    eq: { volatility: 0.1, regulation: 0.2, awareness: 0.3, discovery: 0.4 } as unknown as StoredMessage['eq'],
+    at: 1_700_000_000_123,
+  };
+}
+
+describe('RedisContextStore', () => {
+  it('round-trips messages exactly and counts every append', async () => {
+    const store = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 });
+    expect(await store.get('rt')).toBeUndefined();
+    const first = await store.append('rt', [message('a'), message('b', 'ünïcødé 😀')]);
+    expect(first.total).toBe(2);
+    const got = await store.get('rt');
+    expect(got?.messages).toEqual([message('a'), message('b', 'ünïcødé 😀')]);
+    expect(got?.createdAt).toBe(first.createdAt);
+    expect(await store.size()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('concurrent appends from two connections all land, in one order for every reader', async () => {
+    const a = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 1000 });
+    const b = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 1000 });
+    const writes = Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).append('race', [message(`m${i}`)]));
+    const records = await Promise.all(writes);
+    const final = await a.get('race');
+    expect(final?.total).toBe(200);
+    expect(new Set(final?.messages.map((m) => m.id)).size).toBe(200);
+    // Each append saw a distinct prefix of the same history.
+    expect(new Set(records.map((r) => r.total)).size).toBe(200);
+    expect((await b.get('race'))?.messages.map((m) => m.id)).toEqual(final?.messages.map((m) => m.id));
+  });
+
+  it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {
+    const conn = await connection();
+    const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });
+    for (let i = 0; i < 5; i++) await store.append('trim', [message(`t${i}`)]);
+    const r = await store.get('trim');
+    expect(r?.messages.map((m) => m.id)).toEqual(['t2', 't3', 't4']);
+    expect(r?.total).toBe(5);
+    const ttl = await conn.client.pttl('unit:ctx:{trim}:m');
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1000);
+    await new Promise((res) => setTimeout(res, 1_100));
+    expect(await store.get('trim')).toBeUndefined();
+    expect(await conn.client.exists('unit:ctx:{trim}', 'unit:ctx:{trim}:m')).toBe(0);
+  });
+
+  it('with an injected clock, a context idle past the TTL by that clock is gone and restarts', async () => {
+    let now = 1_000_000;
+    const store = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 10, now: () => now });
+    await store.append('fake', [message('x')]);
+    now += 59_000;
+    expect((await store.get('fake'))?.messages).toHaveLength(1);
+    now += 2_000;
+    expect(await store.get('fake')).toBeUndefined();
+    const again = await store.append('fake', [message('y')]);
+    expect(again.messages.map((m) => m.id)).toEqual(['y']);
+    expect(again.total).toBe(1);
+  });
+});
+
+describe('RedisRateLimitStore', () => {
+  it('one bucket across connections, never overspent under concurrency', async () => {
+    const a = new RedisRateLimitStore(await connection());
+    const b = new RedisRateLimitStore(await connection());
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).take('rl:shared', 1, 30, 30 / 60_000, Date.now())));
+    expect(results.filter((r) => r.allowed)).toHaveLength(30);
+    expect(Math.min(...results.map((r) => r.tokens))).toBeGreaterThanOrEqual(0);
+  });
+
+  it('buckets expire once they would be full again', async () => {
+    const conn = await connection();
+    const store = new RedisRateLimitStore(conn);
+    await store.take('rl:short', 1, 2, 2 / 60_000, Date.now());
+    const ttl = await conn.client.pttl('unit:rl:short');
+    expect(ttl).toBeGreaterThan(30_000);
+    expect(ttl).toBeLessThanOrEqual(31_000);
+  });
+});
+
+describe('RedisIdempotencyStore', () => {
+  it('a claim on one connection is in flight on the other, then done with the reply', async () => {
+    const a = new RedisIdempotencyStore(await connection());
+    const b = new RedisIdempotencyStore(await connection());
+    expect(await a.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'claimed' });
+    expect(await b.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    const reply = { kind: 'json' as const, status: 200, body: '{"ok":true}', headers: { 'x-a': 'b' } };
+    await a.complete('idem:k:1', 'fp', reply, 60_000);
+    expect(await b.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'done', fingerprint: 'fp', reply });
+  });
+
+  it('concurrent claims: exactly one wins', async () => {
+    const stores = [new RedisIdempotencyStore(await connection()), new RedisIdempotencyStore(await connection())];
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.claim('idem:k:race', 'fp', 60_000)));
+    expect(results.filter((r) => r.outcome === 'claimed')).toHaveLength(1);
+  });
+
+  it('an in-flight claim is held only for its lease; a stale holder cannot clobber the new claim', async () => {
+    const a = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
+    const b = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 60_000 });
+    expect((await a.claim('idem:k:lease', 'fp', 60_000)).outcome).toBe('claimed');
+    await new Promise((res) => setTimeout(res, 150));
+    expect((await b.claim('idem:k:lease', 'fp', 60_000)).outcome).toBe('claimed');
+    // a's claim is gone: neither its completion nor its release may touch b's.
+    await a.complete('idem:k:lease', 'fp', { kind: 'json', status: 200, body: 'stale', headers: {} }, 60_000);
+    expect(await b.claim('idem:k:lease', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    const c = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
+    expect((await c.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+    await new Promise((res) => setTimeout(res, 150));
+    expect((await b.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+    await c.release('idem:k:lease2');
+    expect(await c.claim('idem:k:lease2', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    await b.release('idem:k:lease2');
+    expect((await c.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+  });
+});
+
+describe('Redis lost and back', () => {
+  it('start-up fails with a clear error when Redis cannot be reached', async () => {
+    const err = await RedisConnection.open({ url: 'redis://127.0.0.1:1', prefix: 'x:', commandTimeoutMs: 200 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RedisStartupError);
+    expect((err as Error).message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1.*SENTIO_REDIS_URL.*ECONNREFUSED/);
+  });
+
+  it('fails fast with StoreUnavailableError while down, rate limits fall back to a local bucket, then recovers', async () => {
+    const conn = await connection('down:', 300);
+    const contexts = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 10 });
+    const limits = new RedisRateLimitStore(conn);
+    const idem = new RedisIdempotencyStore(conn);
+    await contexts.append('c', [message('before')]);
+    await redis.kill();
+    const started = performance.now();
+    await expect(contexts.get('c')).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(contexts.append('c', [message('during')])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(idem.claim('idem:k:down', 'fp', 60_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const local = await limits.take('rl:down', 1, 3, 3 / 60_000, Date.now());
+    expect(local).toEqual({ allowed: true, tokens: 2 });
+    await redis.restart();
+    const deadline = Date.now() + 10_000;
+    while (!conn.ready && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    expect(conn.ready).toBe(true);
+    expect(await contexts.get('c')).toBeUndefined(); // no persistence: the restarted Redis is empty
+    expect((await contexts.append('c', [message('after')])).total).toBe(1);
+    expect((await limits.take('rl:down', 1, 3, 3 / 60_000, Date.now())).tokens).toBe(2);
+  });
+});
