@@ -7,7 +7,7 @@
  * Texts are the dair-ai val split (../shared/data), cycled. Scenarios run interleaved over several rounds so
  * that a change in machine load hits all of them alike. The last line is JSON.
  *
- *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--threads N] [--quick]
+ *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--threads N] [--provider cpu|auto|cuda] [--quick]
  *   npm run bench:engine -- --memory [--texts 200000]    RSS growth over many analysed texts
  */
 import { readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { native } from '../src/engine/binding.js';
-import type { NativeHandle } from '../src/engine/binding.js';
+import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
@@ -30,6 +30,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     threads: { type: 'string' },
     'model-dir': { type: 'string' },
+    provider: { type: 'string', default: 'cpu' },
     memory: { type: 'boolean', default: false },
     texts: { type: 'string', default: '200000' },
     quick: { type: 'boolean', default: false },
@@ -37,6 +38,7 @@ const { values: args } = parseArgs({
 });
 
 const modelDir = args['model-dir'] ?? join(ROOT, 'models', 'emotion');
+const provider = args.provider as ExecutionProvider;
 const threads = args.threads ? Number(args.threads) : availableParallelism();
 const seconds = args.quick ? 0.5 : Number(args.seconds);
 const rounds = args.quick ? 1 : Number(args.rounds);
@@ -102,13 +104,13 @@ async function throughputBench(): Promise<void> {
   const pick = (k: number): string => texts[k % texts.length]!;
   const batch = (k: number, n: number): string[] => Array.from({ length: n }, (_, i) => pick(k + i));
 
-  const engineOptions: EngineOptions = { modelDir, executionProvider: 'cpu', intraOpThreads: threads };
+  const engineOptions: EngineOptions = { modelDir, executionProvider: provider, intraOpThreads: threads };
   const engine: Engine = await createEngine(engineOptions);
   const files = await readModelFiles(modelDir, { verifyChecksums: false });
   const handle: NativeHandle = await native.load({
     modelPath: files.modelPath,
     tokenizer: files.tokenizer,
-    executionProvider: 'cpu',
+    executionProvider: provider,
     intraOpThreads: threads,
     interOpThreads: 1,
     maxRunTexts: 128,
@@ -185,7 +187,7 @@ async function throughputBench(): Promise<void> {
 async function memoryBench(): Promise<void> {
   const total = Number(args.texts);
   const texts = dairTexts();
-  const engine = await createEngine({ modelDir, executionProvider: 'cpu', intraOpThreads: threads });
+  const engine = await createEngine({ modelDir, executionProvider: provider, intraOpThreads: threads });
   const run = async (n: number): Promise<void> => {
     let next = 0;
     await Promise.all(
