@@ -13,6 +13,8 @@ export interface LoadResult {
   latencyMs: { p50: number; p90: number; p99: number; max: number };
   errors: number;
   non2xx: number;
+  /** Responses by status code. */
+  statuses: Record<string, number>;
   rssMb?: number;
 }
 
@@ -26,6 +28,8 @@ export interface LoadSpec {
   /** A fresh body per request (varied texts), or none for GETs. */
   body?: () => string;
   path: string | (() => string);
+  /** A mixed workload: each connection cycles through these (overrides method, path and body). */
+  mix?: Array<{ method: 'GET' | 'POST'; path: () => string; body?: () => string }>;
   textsPerRequest?: number;
   overallRate?: number;
 }
@@ -36,17 +40,12 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     connections: spec.connections,
     duration: spec.durationS,
     ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
-    requests: [
-      {
-        method: spec.method ?? 'POST',
-        headers: { 'content-type': 'application/json', ...spec.headers },
-        setupRequest: (req) => ({
-          ...req,
-          path: typeof spec.path === 'function' ? spec.path() : spec.path,
-          ...(spec.body ? { body: spec.body() } : {}),
-        }),
-      },
-    ],
+    requests: (spec.mix ?? [{ method: spec.method ?? 'POST', path: () => (typeof spec.path === 'function' ? spec.path() : spec.path), body: spec.body }]).map((r) => ({
+      method: r.method,
+      headers: { 'content-type': 'application/json', ...spec.headers },
+      // autocannon sizes each entry's request once; varying only path and body keeps lengths right.
+      setupRequest: (req) => ({ ...req, path: r.path(), ...(r.body ? { body: r.body() } : {}) }),
+    })),
   });
   const seconds = Math.max(result.duration, 1e-9);
   const ok = result['2xx'];
@@ -60,5 +59,6 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([k, v]) => [k, (v as { count: number }).count])),
   };
 }

@@ -1,0 +1,71 @@
+/**
+ * `npm run bench:soak [-- --minutes 10 --window 30]`: a mixed workload (stateless, context, batch of 8,
+ * GET state) against one Sentio child for a configurable time, reported per window so RSS and latency
+ * drift show. Ends with one JSON line.
+ */
+import { parseArgs } from 'node:util';
+import net from 'node:net';
+import { benchTexts } from './lib/texts.js';
+import { runLoad } from './lib/autocannon.js';
+import { startChild } from './lib/process.js';
+
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, window: { type: 'string', default: '30' } } });
+const minutes = Number(values.minutes);
+const windowS = Number(values.window);
+const KEY = 'sentio_soak_key';
+const texts = benchTexts();
+let cursor = 0;
+const nextText = () => texts[cursor++ % texts.length]!;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const port = await freePort();
+  const child = await startChild('dist/src/main.js', [], {
+    SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000', SENTIO_EXECUTION_PROVIDER: 'cpu',
+    SENTIO_CONTEXT_MAX: '2000',
+  }, '"sentio listening"');
+  // Each request picks one of four kinds in turn; paths and bodies vary.
+  let n = 0;
+  const mix = [
+    { method: 'POST' as const, path: () => '/v2/emotions/analysis', body: () => JSON.stringify({ messages: [{ content: { text: nextText() } }] }) },
+    { method: 'POST' as const, path: () => `/v2/emotions/soak-${++n % 5000}/analysis`, body: () => JSON.stringify({ messages: [{ externalId: `m${n}`, content: { text: nextText() } }] }) },
+    { method: 'POST' as const, path: () => '/v2/emotions/batch-analysis', body: () => JSON.stringify({ messages: Array.from({ length: 8 }, () => ({ content: { text: nextText() } })) }) },
+    // A context written at least 64 requests ago, so it exists.
+    { method: 'GET' as const, path: () => `/v1/emotions/soak-${Math.max(1, n - 64) % 5000}` },
+  ];
+  const windows: Array<{ t: number; rps: number; p50: number; p99: number; rssMb: number; errors: number }> = [];
+  const started = Date.now();
+  while (Date.now() - started < minutes * 60_000) {
+    const r = await runLoad({
+      name: 'soak', url: `http://127.0.0.1:${child.port}`, connections: 16, durationS: windowS, headers: { 'x-api-key': KEY },
+      path: '/', mix,
+    });
+    const w = { t: Math.round((Date.now() - started) / 1000), rps: Math.round(r.rps), p50: r.latencyMs.p50, p99: r.latencyMs.p99, rssMb: Math.round(child.rssMb()), errors: r.errors + r.non2xx };
+    windows.push(w);
+    process.stderr.write(`t=${w.t}s ${w.rps} req/s p50 ${w.p50} p99 ${w.p99} ms rss ${w.rssMb} MB errors+non2xx ${w.errors} ${JSON.stringify(r.statuses)} errors ${r.errors}\n`);
+  }
+  await child.stop();
+  const first = windows[0]!;
+  const last = windows[windows.length - 1]!;
+  const tail = windows.slice(Math.floor(windows.length / 2));
+  console.log(JSON.stringify({
+    minutes, windows: windows.length,
+    rss_mb_first: first.rssMb, rss_mb_last: last.rssMb, rss_mb_max: Math.max(...windows.map((w) => w.rssMb)),
+    rss_growth_second_half_mb: Math.max(...tail.map((w) => w.rssMb)) - Math.min(...tail.map((w) => w.rssMb)),
+    p99_ms_first: first.p99, p99_ms_last: last.p99, rps_first: first.rps, rps_last: last.rps,
+    errors: windows.reduce((a, w) => a + w.errors, 0),
+  }));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
