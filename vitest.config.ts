@@ -9,5 +9,21 @@ export default defineConfig({
     // assertions (event-loop lag, latency bounds) meaningful.
     fileParallelism: false,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'memory', include: ['test/**/*.test.ts'] } },
+      {
+        // The server tests once more with contexts, rate limits and idempotency records in a real Redis
+        // (test/helpers/redis-env.ts). Tests that never build a store (engine, model, tokenizer, unit),
+        // the Redis tests themselves and the process-level shutdown test run only in "memory".
+        extends: true,
+        test: {
+          name: 'redis',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/{unit,tokenizer,engine,model,native,redis}/**', 'test/ops/shutdown.test.ts'],
+          env: { SENTIO_TEST_STORE: 'redis' },
+          globalSetup: ['test/helpers/redis-global-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -6,6 +6,7 @@ import { startSentio } from '../../src/app.js';
 import type { AnalysisEngine, Sentio } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
 import { testEngine } from './engine.js';
+import { redisTestEnv } from './redis-env.js';
 
 export const TEST_KEY = 'sentio_test_key_0123456789abcdef';
 export const OTHER_KEY = 'sentio_test_key_other_fedcba9876';
@@ -30,6 +31,7 @@ export async function startTestServer(
     SENTIO_HOST: '127.0.0.1',
     SENTIO_API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
     SENTIO_LOG_LEVEL: 'info',
+    ...redisTestEnv(),
     ...env,
   });
   const logs: string[] = [];
