@@ -7,7 +7,11 @@
  * Texts are the dair-ai val split (../shared/data), cycled. Scenarios run interleaved over several rounds so
  * that a change in machine load hits all of them alike. The last line is JSON.
  *
- *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--threads N] [--provider cpu|auto|cuda] [--quick]
+ *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--inference-threads N] [--intra-threads N]
+ *                           [--provider cpu|auto|cuda] [--quick]
+ * The raw engine keeps as many batches outstanding as the batcher may (engine threads + 1), so "raw" is
+ * the engine's full capacity at that batch size. The baseline uses onnxruntime-node's defaults except
+ * intra-op threads = CPUs, what a Node user typically sets.
  *   npm run bench:engine -- --memory [--texts 200000]    RSS growth over many analysed texts
  */
 import { readFileSync } from 'node:fs';
@@ -19,6 +23,7 @@ import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
+import { threadPlan } from '../src/engine/options.js';
 import { OrtJsScorer } from './peer/ort-scorer.js';
 
 // bench/engine.ts runs from bench/ (tsx, vitest) or, built, from dist/bench/.
@@ -28,7 +33,8 @@ const { values: args } = parseArgs({
   options: {
     seconds: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '3' },
-    threads: { type: 'string' },
+    'inference-threads': { type: 'string', default: '0' },
+    'intra-threads': { type: 'string', default: '0' },
     'model-dir': { type: 'string' },
     provider: { type: 'string', default: 'cpu' },
     memory: { type: 'boolean', default: false },
@@ -39,7 +45,11 @@ const { values: args } = parseArgs({
 
 const modelDir = args['model-dir'] ?? join(ROOT, 'models', 'emotion');
 const provider = args.provider as ExecutionProvider;
-const threads = args.threads ? Number(args.threads) : availableParallelism();
+const plan = threadPlan({
+  inferenceThreads: Number(args['inference-threads']),
+  intraOpThreads: Number(args['intra-threads']),
+  maxBatchesInFlight: 0,
+});
 const seconds = args.quick ? 0.5 : Number(args.seconds);
 const rounds = args.quick ? 1 : Number(args.rounds);
 
@@ -104,32 +114,38 @@ async function throughputBench(): Promise<void> {
   const pick = (k: number): string => texts[k % texts.length]!;
   const batch = (k: number, n: number): string[] => Array.from({ length: n }, (_, i) => pick(k + i));
 
-  const engineOptions: EngineOptions = { modelDir, executionProvider: provider, intraOpThreads: threads };
+  const engineOptions: EngineOptions = {
+    modelDir,
+    executionProvider: provider,
+    inferenceThreads: plan.threads,
+    intraOpThreads: plan.intraOpThreads,
+  };
   const engine: Engine = await createEngine(engineOptions);
   const files = await readModelFiles(modelDir, { verifyChecksums: false });
   const handle: NativeHandle = await native.load({
     modelPath: files.modelPath,
     tokenizer: files.tokenizer,
     executionProvider: provider,
-    intraOpThreads: threads,
+    threads: plan.threads,
+    intraOpThreads: plan.intraOpThreads,
     interOpThreads: 1,
     maxRunTexts: 128,
   });
-  const peer = await OrtJsScorer.load(modelDir, threads);
+  const peer = await OrtJsScorer.load(modelDir, availableParallelism());
 
   const raw = new Map<number, Tally>([1, 8, 32, 128].map((b) => [b, new Tally()]));
   const batched = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
   const baseline = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
 
   // Warm all three paths (JIT, arenas) before measuring.
-  await closedLoop(1, 300, 32, (k) => native.run(handle, batch(k, 32)));
+  await closedLoop(plan.maxBatchesInFlight, 300, 32, (k) => native.run(handle, batch(k, 32)));
   await closedLoop(16, 300, 1, (k) => engine.analyze([pick(k)]));
   await closedLoop(4, 300, 1, (k) => peer.analyze([pick(k)]));
 
   const ms = seconds * 1000;
   for (let r = 0; r < rounds; r++) {
     for (const [b, t] of raw) {
-      const res = await closedLoop(1, ms, b, (k) => native.run(handle, batch(k, b)));
+      const res = await closedLoop(plan.maxBatchesInFlight, ms, b, (k) => native.run(handle, batch(k, b)));
       t.add(res.texts, res.ms, res.latencies);
     }
     for (const [c, t] of batched) {
@@ -144,12 +160,13 @@ async function throughputBench(): Promise<void> {
 
   const info = engine.info;
   console.log(`Sentio engine bench: model ${info.model.name}@${info.model.version}, ${info.provider}, onnxruntime ${info.ortVersion}, ` +
-    `${threads} intra-op threads, ${availableParallelism()} CPUs, node ${process.version}`);
+    `${info.inferenceThreads} engine threads x ${info.intraOpThreads} intra-op, ${availableParallelism()} CPUs, node ${process.version}`);
   console.log(`batcher: maxBatchSize ${info.batching.maxBatchSize}, maxBatchTokens ${info.batching.maxBatchTokens}, ` +
     `maxWaitMs ${info.batching.maxWaitMs}, maxBatchesInFlight ${info.batching.maxBatchesInFlight}; ${rounds} rounds x ${seconds}s per scenario\n`);
   const row = (name: string, t: Tally): void =>
     console.log(`${name.padEnd(30)} ${fmt(t.perSecond).padStart(8)} texts/s   p50 ${fmt(t.pct(50), 2).padStart(7)} ms   p99 ${fmt(t.pct(99), 2).padStart(7)} ms`);
   for (const [b, t] of raw) row(`raw engine, batch ${b}`, t);
+  console.log(`(raw: ${plan.maxBatchesInFlight} batches outstanding; latency is per batch)`);
   for (const [c, t] of batched) row(`batcher, ${c} callers`, t);
   for (const [c, t] of baseline) row(`baseline (ort js), ${c} callers`, t);
 
@@ -173,7 +190,8 @@ async function throughputBench(): Promise<void> {
     raw: Object.fromEntries([...raw].map(([b, t]) => [`batch_${b}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
     batcher: Object.fromEntries([...batched].map(([c, t]) => [`callers_${c}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
     baseline: Object.fromEntries([...baseline].map(([c, t]) => [`callers_${c}`, { texts_per_s: Math.round(t.perSecond), p50_ms: t.pct(50), p99_ms: t.pct(99) }])),
-    threads,
+    engine_threads: info.inferenceThreads,
+    intra_op_threads: info.intraOpThreads,
     cpus: availableParallelism(),
     model_version: info.model.version,
   };
@@ -187,7 +205,7 @@ async function throughputBench(): Promise<void> {
 async function memoryBench(): Promise<void> {
   const total = Number(args.texts);
   const texts = dairTexts();
-  const engine = await createEngine({ modelDir, executionProvider: provider, intraOpThreads: threads });
+  const engine = await createEngine({ modelDir, executionProvider: provider, inferenceThreads: plan.threads, intraOpThreads: plan.intraOpThreads });
   const run = async (n: number): Promise<void> => {
     let next = 0;
     await Promise.all(

@@ -150,6 +150,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   config.warmup = ReadBool(env, options, "warmup", true);
   config.max_run_texts = ReadInt(env, options, "maxRunTexts", 256, 1, 1 << 16);
   config.thread_nice = ReadInt(env, options, "threadNice", 0, 0, 19);
+  config.threads = ReadInt(env, options, "threads", 1, 1, 256);
   config.tokenizer = ReadTokenizer(env, options);
   return Worker::Start(env, std::move(config));
 }
@@ -230,6 +231,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("maxLength", worker->tokenizer().max_length());
   out.Set("vocabSize", Napi::Number::New(env, static_cast<double>(worker->tokenizer().vocab_size())));
   const SessionConfig& s = worker->session_config();
+  out.Set("threads", worker->threads());
   out.Set("intraOpThreads", s.intra_op_threads);
   out.Set("interOpThreads", s.inter_op_threads);
   out.Set("graphOptimization", s.graph_optimization);

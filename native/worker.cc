@@ -36,6 +36,9 @@ Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
 Worker::~Worker() {
   // Finalize() joins; this only guards against a thread that never got that far.
   if (thread_.joinable()) thread_.detach();
+  for (auto& t : extra_threads_) {
+    if (t.joinable()) t.detach();
+  }
 }
 
 Napi::Promise Worker::Start(Napi::Env env, WorkerConfig config) {
@@ -98,6 +101,14 @@ Napi::Promise Worker::Dispose(Napi::Env env) {
 void Worker::Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* worker) {
   worker->Stop();
   if (worker->thread_.joinable()) worker->thread_.join();
+  std::vector<std::thread> extra;
+  {
+    std::lock_guard<std::mutex> lock(worker->mutex_);
+    extra.swap(worker->extra_threads_);
+  }
+  for (auto& t : extra) {
+    if (t.joinable()) t.join();
+  }
   worker->finalized_ = true;
   for (auto& waiter : worker->dispose_waiters_) {
     try {
@@ -135,8 +146,30 @@ void Worker::ThreadMain(Job* load_job) {
     if (!loaded) stopping_ = true;
   }
   Post(load_job);
+  if (!loaded) {
+    Exit();
+    return;
+  }
+  for (int32_t i = 1; i < config_.threads; ++i) {
+    if (completion_.Acquire() != napi_ok) break;  // each thread holds its own reference
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      completion_.Release();
+      break;
+    }
+    try {
+      extra_threads_.emplace_back(&Worker::Serve, this);
+      ++running_;
+    } catch (const std::exception&) {
+      completion_.Release();  // fewer threads than asked for, but a working engine
+      break;
+    }
+  }
+  Serve();
+}
 
-  while (loaded) {
+void Worker::Serve() {
+  for (;;) {
     std::unique_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -156,18 +189,23 @@ void Worker::ThreadMain(Job* load_job) {
     }
     Post(job.release());
   }
+  Exit();
+}
 
+void Worker::Exit() {
   std::deque<std::unique_ptr<Job>> abandoned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    abandoned.swap(queue_);
-    session_.reset();
+    if (--running_ == 0) {  // no other thread can be inside the session now
+      abandoned.swap(queue_);
+      session_.reset();
+    }
   }
   for (auto& job : abandoned) {
     job->error = {code::kDisposed, "engine disposed before this batch ran"};
     Post(job.release());
   }
-  completion_.Release();  // the last call this thread makes: it lets Finalize() run and join
+  completion_.Release();  // the last call this thread makes: the final one lets Finalize() run and join
 }
 
 void Worker::Load() {

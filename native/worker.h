@@ -1,12 +1,17 @@
-// The engine's own thread. It loads the session (and warms it up), then takes jobs from a queue:
+// The engine's own threads. The first loads the session (and warms it up) and starts the others; all
+// then take jobs from one queue and run them on the shared session (ONNX Runtime allows concurrent
+// Run calls), each job:
 // tokenize a batch of texts, pad it and run the model, or only tokenize. Results go back to the JS
 // thread through one ThreadSafeFunction; JS is never touched from this thread, and neither the main
 // thread nor the libuv pool ever runs tokenization or inference.
 //
+// Several threads with one intra-op thread each use small CPUs better than one thread with several:
+// no fork/join per operator (docs/engine.md has the measurements).
+//
 // Lifetime: the Worker is shared by the JS handle (an External) and by the ThreadSafeFunction. Stop()
-// asks the thread to finish (queued jobs are rejected with NATIVE_DISPOSED, a running inference is
-// terminated); the thread's last act is releasing the ThreadSafeFunction, whose finalizer, on the
-// main thread, joins it and settles dispose() promises.
+// asks the threads to finish (queued jobs are rejected with NATIVE_DISPOSED, running inferences are
+// terminated); each thread's last act is releasing the ThreadSafeFunction, whose finalizer, on the
+// main thread, joins them all and settles dispose() promises. The last thread out frees the session.
 #pragma once
 
 #include <napi.h>
@@ -34,6 +39,7 @@ struct WorkerConfig {
   // Added to the nice value of the engine thread, and so of ONNX Runtime's pool threads, which it
   // creates and which inherit it: the JS thread (HTTP, timers) then wins every contested core.
   int32_t thread_nice = 0;
+  int32_t threads = 1;  // engine threads running jobs concurrently
 };
 
 struct Job {
@@ -74,6 +80,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   const std::string& fallback_reason() const { return fallback_reason_; }
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
   const SessionConfig& session_config() const { return config_.session; }
+  int32_t threads() const { return config_.threads; }
 
   explicit Worker(WorkerConfig config);  // use Start()
   ~Worker();
@@ -83,6 +90,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   static void Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* context);
 
   void ThreadMain(Job* load_job);
+  void Serve();  // the job loop, then Exit()
+  void Exit();   // the last thread out rejects what is queued and frees the session
   void Load();
   void Process(Job& job);
   void RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
@@ -91,7 +100,9 @@ class Worker : public std::enable_shared_from_this<Worker> {
 
   WorkerConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;  // built on the thread: the tables take a few ms to index
-  std::thread thread_;
+  std::thread thread_;                      // the first engine thread; it starts the others
+  std::vector<std::thread> extra_threads_;  // under mutex_
+  int running_ = 1;                         // engine threads not yet exited, under mutex_
   Completion completion_;
 
   mutable std::mutex mutex_;

@@ -33,7 +33,9 @@ export interface NativeLoadOptions {
   tokenizer: NativeTokenizerTables;
   executionProvider?: ExecutionProvider;
   cudaDeviceId?: number;
-  /** 0 lets ONNX Runtime pick (one per physical core). */
+  /** Engine threads running batches concurrently on the one session. Default 1. */
+  threads?: number;
+  /** ONNX Runtime threads inside one run; 0 lets ONNX Runtime pick (one per physical core). */
   intraOpThreads?: number;
   interOpThreads?: number;
   graphOptimization?: GraphOptimization;
@@ -74,6 +76,7 @@ export interface NativeInfo {
   outputs: { name: string; width: number }[];
   maxLength: number;
   vocabSize: number;
+  threads: number;
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: GraphOptimization;

@@ -16,7 +16,7 @@ import { EngineDisposedError, EngineInputError, ModelLoadError } from './errors.
 import type { ModelManifest } from './model-files.js';
 import { readModelFiles } from './model-files.js';
 import type { EngineOptions, ResolvedEngineOptions } from './options.js';
-import { effectiveIntraOpThreads, resolveEngineOptions } from './options.js';
+import { resolveEngineOptions, threadPlan } from './options.js';
 
 export * from './errors.js';
 export type { EngineOptions, EngineLogger } from './options.js';
@@ -49,6 +49,8 @@ export interface EngineInfo {
   labels: { emotions: readonly string[]; subEmotions: readonly string[] };
   maxLength: number;
   ortVersion: string;
+  /** Engine threads running batches concurrently. */
+  inferenceThreads: number;
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: string;
@@ -91,6 +93,7 @@ const OUT_VA = 'valence_arousal';
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const opts = resolveEngineOptions(options);
+  const plan = threadPlan(opts);
   const dir = resolve(opts.modelDir);
   const started = performance.now();
   const files = await readModelFiles(dir, { verifyChecksums: opts.verifyChecksums });
@@ -99,7 +102,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     tokenizer: files.tokenizer,
     executionProvider: opts.executionProvider,
     cudaDeviceId: opts.cudaDeviceId,
-    intraOpThreads: effectiveIntraOpThreads(opts.intraOpThreads),
+    threads: plan.threads,
+    intraOpThreads: plan.intraOpThreads,
     interOpThreads: opts.interOpThreads,
     graphOptimization: opts.graphOptimization,
     allowSpinning: opts.allowSpinning,
@@ -115,7 +119,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     await native.dispose(handle);
     throw err;
   }
-  const engine = new NativeEngine(handle, nativeInfo, files.manifest, dir, opts);
+  const engine = new NativeEngine(handle, nativeInfo, files.manifest, dir, { ...opts, maxBatchesInFlight: plan.maxBatchesInFlight });
   const loadMs = Math.round(performance.now() - started);
   if (nativeInfo.fallbackReason !== null) {
     const reason = firstLine(nativeInfo.fallbackReason);
@@ -176,6 +180,7 @@ class NativeEngine implements Engine {
       labels: this.labels,
       maxLength: ni.maxLength,
       ortVersion: ni.ortVersion,
+      inferenceThreads: ni.threads,
       intraOpThreads: ni.intraOpThreads,
       interOpThreads: ni.interOpThreads,
       graphOptimization: ni.graphOptimization,
@@ -226,7 +231,7 @@ class NativeEngine implements Engine {
       model: `${i.model.name}@${i.model.version}`,
       maxLength: i.maxLength,
       onnxruntime: i.ortVersion,
-      threads: { intraOp: i.intraOpThreads, interOp: i.interOpThreads },
+      threads: { inference: i.inferenceThreads, intraOp: i.intraOpThreads, interOp: i.interOpThreads },
       batching: i.batching,
     };
   }

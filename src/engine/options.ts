@@ -19,7 +19,12 @@ export interface EngineOptions {
   /** auto: CUDA when usable, else CPU with one warning. cuda: fail at load without CUDA. Default auto. */
   executionProvider?: ExecutionProvider;
   cudaDeviceId?: number;
-  /** ONNX Runtime threads inside one operator. 0 = one per core. Default 0. */
+  /**
+   * Engine threads, each running its own batch on the shared session. 0 = auto: one per CPU up to 4
+   * (docs/engine.md: on small CPUs, parallel batches beat parallel operators). Default 0.
+   */
+  inferenceThreads?: number;
+  /** ONNX Runtime threads inside one run. 0 = auto: the CPUs divided among the engine threads. Default 0. */
   intraOpThreads?: number;
   /** Threads across independent operators (the graph runs sequentially). Default 1. */
   interOpThreads?: number;
@@ -42,7 +47,7 @@ export interface EngineOptions {
   maxWaitMs?: number;
   /** Texts waiting for a batch before calls are refused with EngineOverloadedError. Default 4096. */
   maxQueue?: number;
-  /** Batches handed to the native engine at once (one running, one ready). Default 2. */
+  /** Batches handed to the native engine at once. 0 = auto: one per engine thread plus one ready. Default 0. */
   maxBatchesInFlight?: number;
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
@@ -56,6 +61,7 @@ export const ENGINE_DEFAULTS = {
   modelDir: 'models/emotion',
   executionProvider: 'auto',
   cudaDeviceId: 0,
+  inferenceThreads: 0,
   intraOpThreads: 0,
   interOpThreads: 1,
   graphOptimization: 'all',
@@ -68,7 +74,7 @@ export const ENGINE_DEFAULTS = {
   maxBatchTokens: 8192,
   maxWaitMs: 2,
   maxQueue: 4096,
-  maxBatchesInFlight: 2,
+  maxBatchesInFlight: 0,
 } as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
 
 function int(name: string, v: number, min: number, max = 1 << 30): number {
@@ -87,22 +93,30 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     throw new EngineInputError(`engine option graphOptimization must be disabled, basic, extended or all`);
   }
   int('cudaDeviceId', r.cudaDeviceId, 0, 1024);
+  int('inferenceThreads', r.inferenceThreads, 0, 256);
   int('intraOpThreads', r.intraOpThreads, 0, 1024);
   int('interOpThreads', r.interOpThreads, 0, 1024);
   int('threadNice', r.threadNice, 0, 19);
   int('maxBatchSize', r.maxBatchSize, 1, 65536);
   int('maxBatchTokens', r.maxBatchTokens, 1);
   int('maxQueue', r.maxQueue, 1);
-  int('maxBatchesInFlight', r.maxBatchesInFlight, 1, 64);
+  int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {
     throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
   }
   return r;
 }
 
-/** What intraOpThreads 0 means here, for the log line and info. */
-export function effectiveIntraOpThreads(requested: number): number {
-  return requested > 0 ? requested : availableParallelism();
+/** The thread layout the options ask for, with every 0 ("auto") replaced by a number. */
+export function threadPlan(o: Pick<ResolvedEngineOptions, 'inferenceThreads' | 'intraOpThreads' | 'maxBatchesInFlight'>, cpus = availableParallelism()): {
+  threads: number;
+  intraOpThreads: number;
+  maxBatchesInFlight: number;
+} {
+  const threads = o.inferenceThreads > 0 ? o.inferenceThreads : Math.min(cpus, 4);
+  const intraOpThreads = o.intraOpThreads > 0 ? o.intraOpThreads : Math.max(1, Math.floor(cpus / threads));
+  const maxBatchesInFlight = o.maxBatchesInFlight > 0 ? o.maxBatchesInFlight : threads + 1;
+  return { threads, intraOpThreads, maxBatchesInFlight };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
