@@ -102,7 +102,10 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
       return reply;
     }
     const body = reply.rawBody ?? JSON.stringify(reply.body);
-    await opts.store.complete(scope, fingerprint, { kind: 'json', status: reply.status, body, headers: reply.headers ?? {} }, opts.ttlMs);
+    // The work is done: if the record cannot be stored now (Redis lost mid-request), still answer it; the
+    // in-flight claim then runs out with its lease and a retry runs again.
+    await opts.store.complete(scope, fingerprint, { kind: 'json', status: reply.status, body, headers: reply.headers ?? {} }, opts.ttlMs)
+      .catch(() => undefined);
     return { ...reply, rawBody: body };
   };
 }
