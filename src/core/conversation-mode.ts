@@ -111,16 +111,23 @@ const CUES = {
   task: /\b(?:help me|can you|could you|please|write|draft|fix|convert|calculate|translate|summari[sz]e|list|explain|code|email|what is the|when is|where is|how many|how much|how to|how do i|recipe|schedule|define)\b/,
 };
 
-/** Whether the emotion model reads the text as distressed (enables the affect-gated crisis rules). */
-export function affectOf(scores: Scores, eq: Eq): Affect {
+/** Distress in the words themselves, for when the emotion model reads a grim sentence as flat. */
+const DISTRESS_WORDS = /\b(?:pain|painful|suffering|suffer|hurt|hurts|hurting|tired|exhausted|hopeless|worthless|alone|lonely|empty|numb|miserable|hate my life|hate myself|cannot take|cannot do this|nobody|no one|sad|depressed|broken|trapped|done with|give up|relief|escape|goodbye|tonight|crying|dark)\b/;
+
+/**
+ * Whether the text reads as distressed, which enables the affect-gated crisis rules: the emotion model
+ * says so, or the words do. Erring towards "yes" is deliberate (see crisis.ts).
+ */
+export function affectOf(text: string, scores: Scores, eq: Eq): Affect {
   const neg = scores.raw.sadness + scores.raw.fear + scores.raw.anger;
   const pos = scores.raw.joy + scores.raw.love;
-  return { negative: neg >= 0.45 || neg > pos + 0.1 || eq.valence <= -0.2 };
+  const model = neg >= 0.45 || neg > pos + 0.1 || eq.valence <= -0.2;
+  return { negative: model || DISTRESS_WORDS.test(normalise(text)) };
 }
 
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */
 export function crisisOf(input: Pick<ModeInput, 'text' | 'scores' | 'eq' | 'earlierUserTexts'>): CrisisSignal | undefined {
-  const now = detectCrisis(input.text, affectOf(input.scores, input.eq));
+  const now = detectCrisis(input.text, affectOf(input.text, input.scores, input.eq));
   if (now) return now;
   let best: CrisisSignal | undefined;
   input.earlierUserTexts.slice(0, CRISIS_LOOKBACK).forEach((t, i) => {

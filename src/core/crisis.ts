@@ -33,10 +33,14 @@ interface Rule {
   kind: CrisisKind;
   confidence: number;
   pattern: RegExp;
+  /** The rule does not fire when this matches too (an idiom built on the same words). */
+  unless?: RegExp;
 }
 
 const SELF = '(?:my ?self|my own self)';
 const INTENT = '(?:want|wants|wanted|wanting|wish|wishes|wishing|going|planning|plan|plans|ready|tempted|trying|tried|need|needs|urge|urges|longing|deserve)';
+/** "this traffic makes me want to die" is hyperbole; "this pain makes me want to die" is not. */
+const HYPERBOLE = /\b(?:this|that|the|these|those|my) (?!life\b|pain\b|world\b|loneliness\b|depression\b|feeling\b|sadness\b|emptiness\b|grief\b|anxiety\b|illness\b|existence\b|body\b|mind\b|thoughts\b)\w+ (?:\w+ )?(?:makes?|made|making) me want to die\b/;
 /** Wanting, rather than expecting: "want to die", not "I'm going to die" (fear, or hyperbole). */
 const DESIRE = '(?:want|wants|wanted|wanting|wish|wishes|wishing|ready|tempted|need|needs|longing|deserve|planning|plan|plans)';
 const HABIT = '(?:been|keep|kept|started|start|stop myself from|cannot stop|relapsed and|relapsed into|back to)';
@@ -71,7 +75,8 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:feel like|want to|wanna|going to|ready to|planning to|plan to|(?:thinking|thought) (?:about|of)|think about|decided to|time to|about to|i will|i am) end(?:ing)? it\b(?! (?:with|between|for|off|on|at|early|here|there|now with|by)\b)/ },
   // "I want to die", "part of me wants to die", "I just want to be dead"
   { name: 'want_die', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: new RegExp(`\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`) },
+    pattern: new RegExp(`\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`),
+    unless: HYPERBOLE },
   { name: 'should_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`\\bshould (?:just |probably |really )?(?:die|be dead|kill myself|not be alive|not exist|not be here|end it)\\b${DIE_IDIOM}`) },
   { name: 'wish_dead', kind: 'suicidal_intent', confidence: 0.9,
@@ -79,13 +84,32 @@ const RULES: readonly Rule[] = [
   { name: 'wish_could_die', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:wish|hope) (?:that )?i (?:could |would |will )?(?:just )?(?:die|stop existing|cease to exist|never wake up|not wake up|do not wake up|will not wake up)\b/ },
   { name: 'sleep_forever', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:wish|want|hope|wishing|wanting)(?: that)?(?: i could| to| i would| i)? (?:just )?(?:go to sleep|fall asleep|sleep) (?:forever|for ever|permanently)\b/ },
+    pattern: /\b(?:wish|want|hope|wishing|wanting)(?: that)?(?: i could| to| i would| i)? (?:just )?(?:go to sleep|fall asleep|sleep) (?:forever|for ever|permanently)\b(?! (?:after|this|tonight|on|in|until|till|when|because|once)\b)/ },
   { name: 'not_want_live', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\b(?:do not|did not|no longer|never|dont) (?:really |even )?(?:want|deserve) to (?:live|be alive|exist|keep living|go on living|be here anymore|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until|early)\b)/ },
+    pattern: /\b(?:do not|did not|no longer|never|dont) (?:think i |know if i |feel like i |believe i )?(?:want|deserve) to (?:live|be alive|exist|keep living|go on living|be here anymore|be around anymore|be alive anymore|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until|early)\b)/ },
+  { name: 'end_suffering', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bend (?:my|this|the|all (?:my|this|the)) (?:suffering|pain|misery|torment)(?: (?:permanently|forever|for good|once and for all))\b|\bend (?:my|this) (?:suffering|misery) (?:by|through) (?:dying|death|killing)\b/ },
+  { name: 'the_night_i_end_it', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:night|day|time|moment|week|weekend) (?:that )?i (?:end it|end it all|die|kill myself|go through with it|do it)\b(?=.*\b(?:tonight|today|tomorrow|this|made up my mind|decided|ready)\b)|\b(?:tonight|today|tomorrow|this weekend) is the (?:night|day) i (?:end it|die|kill myself)\b/ },
+  { name: 'obsessed_with_dying', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:cannot stop|could not stop|keep|always|constantly|obsessively|all day) (?:thinking|fantasi[sz]ing|dreaming) (?:about|of) (?:dying|death|being dead|my death|not being alive|not existing|ending it)\b/ },
+  { name: 'rather_be_dead', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\brather (?:be dead|die|not be alive|not exist|not wake up)(?: than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up))?(?=\s*(?:[.!?,;]|$|than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up)\b))/ },
+  { name: 'death_only_escape', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:death|dying|being dead|suicide|killing myself)\b.*\b(?:only|last|best|one) (?:escape|way out|option|solution|answer|choice)\b|\bno (?:way out|escape|other way) (?:but|except|other than) (?:death|dying|to die|suicide)\b/ },
+  { name: 'funeral_relief', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:imagine|imagining|picture|picturing|thinking about|think about|dream about|dreaming about) my (?:own )?(?:funeral|death|grave)\b.*\b(?:relief|peace|peaceful|finally|better off|free)\b/ },
+  // "it's time for me to go for good." with nothing after it (not "... from this job")
+  { name: 'time_to_go', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\btime for me to (?:go|leave|be gone) (?:for good|forever|permanently)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'passive_wish', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:hope|hoping|wish|wishing|pray|praying)(?: that)? i (?:get|got|will get|would get|could get) (?:hit|run over|killed|shot)\b|\b(?:hope|hoping|wish|pray|praying)(?: that)? (?:a|the|some) (?:car|bus|truck|train|plane|cancer|illness) (?:hits|kills|takes|will hit|will kill|would hit|would kill) me\b/ },
+  { name: 'why_keep_living', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\bwhy (?:should|would|do|must) i (?:keep|bother|go on|continue|even) ?(?:living|existing|being alive|waking up|going on|staying alive|to live)\b/ },
   { name: 'will_to_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\blost (?:the|my|all|any) (?:will|reason|desire|wish) to (?:live|go on|keep living|stay alive)\b|\bno (?:will|desire|wish) to (?:live|go on|keep living|stay alive)\b/ },
   { name: 'no_point_living', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:no|not any|zero|not a|nothing to|without any) (?:point|reason|purpose|use|will|reasons) (?:in |to |of |for )?(?:living|life|go on|going on|being alive|staying alive|to live|live|keep going|keeping going|existing|carry on|carrying on|wake up|waking up)\b/ },
+    pattern: /\b(?:no|not|zero|without|nothing to|never|cannot) (?:see |find |have |think of |got )?(?:any |a |one |the |single )?(?:point|reason|purpose|use|will|reasons|motivation) (?:in |to |of |for )?(?:living|life|go on|going on|being alive|staying alive|stay alive|to live|live|keep going|keeping going|keep living|keeping living|existing|exist|carry on|carrying on|wake up|waking up)\b/ },
   { name: 'see_no_point', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:no|the|any) point (?:in |of |to )?(?:living|being alive|going on|existing|carrying on|staying alive|waking up|anything anymore|trying anymore|my life|life anymore)\b/ },
   { name: 'nothing_to_live_for', kind: 'suicidal_intent', confidence: 0.9,
@@ -93,7 +117,7 @@ const RULES: readonly Rule[] = [
   { name: 'not_worth_living', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bnot worth living\b|\b(?:life|living|my life) is not worth it\b/ },
   { name: 'better_off_without_me', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\bbetter off dead\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b/ },
+    pattern: /\bbetter off (?:dead|gone|in the ground|in a grave|not existing|not (?:here|around|alive)|never (?:having been|been) born)\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b/ },
   { name: 'nobody_would_miss', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:nobody|no one|noone|no-one|anyone|anybody) (?:would|will) (?:even )?(?:miss me|notice|care) (?:if|when) i (?:was|were|am|die|died|disappear|disappeared|killed|ended|gone)\b/ },
   { name: 'nobody_would_miss_me', kind: 'suicidal_intent', confidence: 0.8,
@@ -101,20 +125,23 @@ const RULES: readonly Rule[] = [
   { name: 'never_wake_up', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:go to sleep|fall asleep|sleep|close my eyes) and (?:never|not) (?:wake|open them) ?up\b|\b(?:hope|hoping|wish|pray|praying) (?:that )?i (?:never|do not|will not|dont) wake up\b/ },
   { name: 'disappear_forever', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
+    pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently| from (?:this|the) (?:world|earth|planet)| from existence| off the face of the earth)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
   { name: 'want_it_over', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
+    pattern: /\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:the|this|my) (?:pain|suffering|hurting|misery) to (?:end|be over|stop),? (?:permanently|forever|for good|once and for all)\b/ },
   { name: 'how_to_end_it', kind: 'suicidal_intent', confidence: 0.75,
-    pattern: /\b(?:think|thinking|thought|wonder|wondering|research|researching|googling|googled|looked up|looking up|search|searching|searched) (?:about |up |of |for )?(?:how|ways?|the best way|methods?|the easiest way) to (?:end it|end it all|end my life|die|do it painlessly|kill myself)\b/ },
-  { name: 'stop_existing', kind: 'suicidal_intent', confidence: 0.85, pattern: /\b(?:stop|cease) (?:existing|to exist)\b|\bdisappear (?:forever|for good)\b/ },
+    pattern: /\b(?:think|thinking|thought|wonder|wondering|research|researching|researched|googling|googled|looked up|looking up|search|searching|searched|reading about|read about) (?:about |up |of |for |into )?(?:how|(?:the )?(?:\w+ )?(?:ways?|methods?|way)) to (?:end it|end it all|end my life|die|do it painlessly|kill myself|overdose)\b/ },
+  { name: 'stop_existing', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:stop|cease) (?:existing|to exist|being alive|breathing|waking up)\b|\b(?:want|wish|need|going|ready) to not (?:exist|be alive|be here|wake up|live)\b|\b(?:want|wish|need|going|ready) to stop living\b(?! (?:in|with|like that|at|for)\b)|\bdisappear (?:forever|for good)\b|\b(?:wish|want) (?:that )?i (?:could )?(?:not|never) exist\b|\b(?:leave|leaving) this world\b/ },
   { name: 'tired_of_living', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b/ },
   { name: 'cannot_go_on', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for)\b)/ },
+    pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for|to|through|on)\b)/ },
   { name: 'doubt_go_on', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:do not think|doubt|not sure|do not know if|do not know how) i can (?:go on|keep going|carry on|keep living|go on living|live like this|survive this)(?: (?:anymore|any longer|like this|living))?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|anymore\b))/ },
   { name: 'overdose', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:want|going|plan|planning|tempted|thinking about|thought about|thinking of|tried|trying|need) to overdose\b|\boverdos(?:e|ing) (?:on purpose|tonight|on my)\b|\b(?:take|taking|swallow|swallowing|took) (?:all|a (?:whole )?bottle of|a handful of|every one of|the rest of) (?:my |the |those |these )?(?:pills|tablets|meds|medication|sleeping pills|painkillers)\b|\bstockpil\w* (?:my |the )?(?:pills|meds|tablets|medication|painkillers)\b|\b(?:took|taken|take|taking|swallowed|swallow) (?:way |far )?(?:too many|a lot of|all of|lots of|a bunch of|loads of|a handful of) (?:my |the |those )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:on purpose|deliberately|intentionally|to die|to end it|so i would not wake up|so i do not wake up)\b/ },
+  { name: 'pills_quantity', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) (?:all|every one of|the whole bottle of|a whole bottle of|a bottle of|a handful of) (?:my |the |those |these |of my |of the )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\bhow many (?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:would it take|does it take|to take|do i need|would i need|would kill|to die|to overdose)\b|\b(?:going to|want to|plan to|planning to|about to|ready to) (?:take|swallow|down) (?:a lot of|lots of|loads of|too many|a bunch of|all of|all) (?:my |the |those |these )?(?:\w+ )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:tonight|today|at once|on purpose|now)\b|\bstockpil\w* (?:my |the |some |a lot of )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\b(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:all )?at once\b/ },
   { name: 'method', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:hang|hanging|drown|drowning|shoot|shooting|poison|poisoning|gas|gassing|suffocate|suffocating) (?:my ?self)\b|\b(?:want|wanted|going|planning|plan|(?:thinking|thought) (?:about|of)|urge|urges|tempted|ready|feel like|considering)(?: to)? (?:jump|jumping|step|stepping|throw myself|throwing myself|walk|walking|lie down|lying down|drive|driving|crash|crashing)(?: my car)? (?:off|from|in front of|into) (?:a|the|this|that|some|oncoming) (?:bridge|building|roof|cliff|balcony|train|bus|car|truck|tower|overpass|river|traffic|window|wall|tree|lake|sea|ocean)\b|\bslit(?:ting)? my (?:wrists?|throat)\b/ },
   // self-harm
@@ -127,6 +154,10 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:scratch|scratching|scratched|pick|picking|picked|bite|biting|hit|hitting|punch|punching|bang|banging|cut|cutting|dig|digging)(?: at| into)? (?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|head|face|hands?))\b.*\b(?:until|till|til|so) (?:they|it|i) (?:bleeds?|bled|bruises?|bruised)\b/ },
   { name: 'burn_with', kind: 'self_harm', confidence: 0.9,
     pattern: /\bburn(?:ing|ed|t|s)? (?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|hands?)) with (?:a |my )?(?:cigarettes?|lighters?|matches|a lighter)\b/ },
+  { name: 'urge_to_cut', kind: 'self_harm', confidence: 0.85,
+    pattern: /\b(?:urges?|tempted|temptation|craving|cravings|itching|want|wanting|need|needing) to (?:cut|self harm|self-harm|burn myself|hurt myself)\b(?! (?:the|a|my hair|back|down|it|them|in|out|ties|class|costs|carbs|corners|him|her|off|up|through|loose|to)\b)/ },
+  { name: 'giving_away', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions|clothes|pets?|cat|dog)\b.*\b(?:will not need|not need|no longer need|do not need|not going to need|won't need)\b/ },
   { name: 'hurt_self_intent', kind: 'self_harm', confidence: 0.85,
     pattern: new RegExp(`\\b(?:${INTENT}|${HABIT}|feel like|feeling like|(?:think|thinking|thought) (?:about|of)|might|scared i will|afraid i will|afraid i might|scared i might|cannot stop|could not stop) (?:to |myself from )?(?:\\w+ ){0,2}(?:hurt|hurting|harm|harming|punish|punishing|burn|burning|starve|starving|hit|hitting|scratch|scratching|cut|cutting) ${SELF}\\b`) },
   { name: 'hurt_self_on_purpose', kind: 'self_harm', confidence: 0.9,
@@ -137,7 +168,7 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(`\\b(?:cutting|self harm|hurting ${SELF}|burning ${SELF}|${HARM_ING} ${SELF}) (?:is|was|has been|helps|helped|makes|made) (?:the only (?:thing|way)|me feel|me cope|how i cope|my way|a relief|the relief|my release|what helps)`) },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
-    pattern: /\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b/ },
+    pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b/ },
 ];
 
 /**
@@ -151,7 +182,15 @@ const CONTEXTUAL: readonly Rule[] = [
   { name: 'at_the_edge', kind: 'suicidal_intent', confidence: 0.75,
     pattern: /\b(?:standing|sitting|stood|am|i am) (?:on|at) (?:the|a|this) (?:edge|ledge|bridge|roof|rooftop|tracks|railway|cliff|balcony railing)\b.*\b(?:right now|now|tonight|alone|again)\b/ },
   { name: 'going_to_jump', kind: 'suicidal_intent', confidence: 0.7,
-    pattern: /\b(?:going to|want to|ready to|about to|will) jump(?=\s*(?:[.!?,;]|$))/ },
+    pattern: /\b(?:going to|want to|ready to|about to|tempted to|planning to|urge to|will|(?:thinking|thought) (?:about|of)) jump(?:ing)?\b(?! (?:in|into|on|onto|at|up|ahead|the gun|ship|rope|start|for|around|over|through|back|off (?:the|a) (?:dock|diving|high|board|pier|boat))\b)/ },
+  { name: 'goodbye_letters', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\bgoodbye (?:notes?|letters?|messages?|videos?|texts?)\b|\b(?:saying|say|said|text|texting|wrote|write|writing) (?:my )?goodbyes? to (?:everyone|everybody|all of you|you all|my (?:family|kids|children|parents|friends)|the world)\b/ },
+  { name: 'go_for_good', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:time (?:for me )?to|ready to|going to|want to) (?:go|be gone|leave) (?:for good|forever|permanently)\b|\bbe gone (?:for good|forever)\b/ },
+  { name: 'end_suffering_plain', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:want|need|going|ready|wish) to end (?:my|this|the|all (?:my|this|the)) (?:suffering|pain|misery|torment)\b/ },
+  { name: 'thinking_of_dying', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:thinking|thought|thoughts|think) (?:about|of) (?:dying|death|being dead|not being here|not being alive|not existing)\b/ },
   { name: 'own_funeral', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:imagine|imagining|picture|picturing|think about|thinking about|dream about|dreaming about) my (?:own )?(?:funeral|death|grave)\b/ },
   { name: 'only_way_out', kind: 'suicidal_intent', confidence: 0.75,
@@ -174,8 +213,26 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'meaningless', pattern: /\b(?:life|my life|everything) (?:has no meaning|is meaningless|is pointless|means nothing)\b/ },
   { name: 'want_out', pattern: /\bi (?:just )?want (?:out|it to stop)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'life_too_hard', pattern: /\b(?:living|life|being alive|existing) (?:is|feels) (?:too|so) (?:painful|hard|heavy|much)\b/ },
+  { name: 'nothing_left', pattern: /\bnothing (?:left )?(?:for me|to look forward to)\b|\bnothing left\b/ },
+  { name: 'want_to_go', pattern: /\bi (?:want|need|am ready) to go(?=\s*(?:[.!?,;]|$))/ },
   { name: 'finished', pattern: /\bi am (?:finished|done for|done)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'will', pattern: /\b(?:writing|wrote|write|made|making|updated|updating|finished) (?:my|a) (?:will|testament)\b/ },
+  { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions)\b/ },
 ];
+
+/**
+ * Tier 1 by co-occurrence: in one clause, words of dying together with words of wanting it ("I keep
+ * wishing I would die in my sleep", "if I died tomorrow it would be a relief", "each day I feel more
+ * like dying"), unless the clause is one of the idioms that borrow those words.
+ */
+const DEATH = /\b(?:die|dying|died|dead|death|suicide|kill(?:ing)? myself|not (?:going to )?(?:be |being )?alive|no longer (?:be )?(?:alive|here|around)|not (?:going to )?be (?:here|around) (?:much longer|anymore|for long)|(?:not|never) (?:have )?(?:wake|woken|waking|wakes) up|sleep forever|cannot see myself (?:being )?(?:alive|living|making it)|end (?:it|it all|my life)|ending (?:it|it all|my life))\b/;
+const WANTING = /\b(?:want|wants|wanted|wanting|wish|wishes|wishing|wished|hope|hoping|pray|praying|ready|decided|plan|planning|going to|urges?|tempted|feel (?:more |a lot )?like|long for|longing|crave|craving|relief|rather|all i think about|keep thinking|cannot stop thinking|deserve|better off|welcome|would be (?:easier|better|simpler|a relief|peaceful)|easier than)\b/;
+const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) than\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
+const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE];
+
+function deathWish(t: string): boolean {
+  return t.split(/[.!?;]+|,\s*but\b/).some((clause) => DEATH.test(clause) && WANTING.test(clause) && !NOT_A_WISH.some((re) => re.test(clause)));
+}
 
 const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
   [/[\u2018\u2019\u02bc`´]/g, "'"],
@@ -189,6 +246,12 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
   [/\b(?:didn't|didnt)\b/g, 'did not'],
   [/\b(?:isn't|isnt|ain't)\b/g, 'is not'],
   [/\b(?:wasn't|wasnt)\b/g, 'was not'],
+  [/\b(?:weren't|werent)\b/g, 'were not'],
+  [/\b(?:couldn't|couldnt)\b/g, 'could not'],
+  [/\b(?:wouldn't|wouldnt)\b/g, 'would not'],
+  [/\b(?:shouldn't|shouldnt)\b/g, 'should not'],
+  [/\b(?:haven't|havent)\b/g, 'have not'],
+  [/\b(?:hasn't|hasnt)\b/g, 'has not'],
   [/\b(?:doesn't|doesnt)\b/g, 'does not'],
   [/\b(?:what's|whats)\b/g, 'what is'],
   [/\b(?:there's|theres)\b/g, 'there is'],
@@ -202,11 +265,18 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
   [/\bany ?more\b/g, 'anymore'],
 ];
 
-/** Lower-case, straight quotes, expanded contractions, single spaces. */
+/**
+ * Intensifiers and hedges that never change what a sentence says about intent ("I just want to die",
+ * "I'm seriously thinking about it", "nobody would even notice"): dropped, so the rules need not
+ * allow for them between every two words.
+ */
+const FILLERS = /\b(?:just|really|simply|honestly|literally|seriously|actually|truly|totally|basically|genuinely|kinda|kind of|sort of|pretty much|even|lowkey|low key)\b/g;
+
+/** Lower-case, straight quotes, expanded contractions, fillers dropped, single spaces. */
 export function normalise(text: string): string {
   let t = text.toLowerCase();
   for (const [re, to] of CONTRACTIONS) t = t.replace(re, to);
-  return t.replace(/\s+/g, ' ').trim();
+  return t.replace(FILLERS, ' ').replace(/\s+/g, ' ').trim();
 }
 
 /**
@@ -219,12 +289,13 @@ export function detectCrisis(text: string, affect?: Affect): CrisisSignal | unde
   let best: CrisisSignal | undefined;
   const consider = (rules: readonly Rule[]) => {
     for (const r of rules) {
-      if ((!best || r.confidence > best.confidence) && r.pattern.test(t)) {
+      if ((!best || r.confidence > best.confidence) && r.pattern.test(t) && !r.unless?.test(t)) {
         best = { kind: r.kind, confidence: r.confidence, rule: r.name };
       }
     }
   };
   consider(RULES);
+  if (!best && deathWish(t)) best = { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' };
   if (!best && affect?.negative) consider(CONTEXTUAL);
   if (best) return best;
   const soft = SOFT.filter((s) => s.pattern.test(t));

@@ -12,7 +12,9 @@
  * dropped before matching, distress words in the affect gate), so they are development data now.
  * ROUND_5 sets: the held-out set for the round-4 rules (measured once: 30/45 recall, 2/45 false
  * positives), then used to add the co-occurrence rule (dying + wanting in one clause), so development data.
- * HELD_OUT sets: written after the round-5 rules were frozen and measured once through the whole chat
+ * ROUND_6 sets: the held-out set for the round-5 rules (measured once: 34/45 recall, 2/45 false
+ * positives), then used to widen the rules, so development data now.
+ * HELD_OUT sets: written after the round-6 rules were frozen and measured once through the whole chat
  * pipeline without tuning, so their figures say how the rules generalise (docs/conversation-modes.md).
  */
 
@@ -482,7 +484,7 @@ export const NOT_CRISIS_ROUND_5: readonly string[] = [
   "I'm worried about climate change",
 ];
 
-export const CRISIS_HELD_OUT: readonly string[] = [
+export const CRISIS_ROUND_6: readonly string[] = [
   "I've been thinking that my family would be better without me around",
   'I want to end my life and I have a plan',
   "Every night I pray I won't wake up",
@@ -530,7 +532,7 @@ export const CRISIS_HELD_OUT: readonly string[] = [
   "I've thought about killing myself a lot lately",
 ];
 
-export const NOT_CRISIS_HELD_OUT: readonly string[] = [
+export const NOT_CRISIS_ROUND_6: readonly string[] = [
   "I'm dying to try that new ramen place",
   "I'm going to kill my sister when she gets home, she took my charger",
   'I want to disappear for a bit and go camping',
@@ -576,4 +578,100 @@ export const NOT_CRISIS_HELD_OUT: readonly string[] = [
   'This commute is slowly killing me',
   "I'm so embarrassed I want the floor to swallow me",
   "I'm exhausted and need a break",
+];
+
+export const CRISIS_HELD_OUT: readonly string[] = [
+  "I'm going to kill myself, I can't do this anymore",
+  "I've been thinking of ways to end my life",
+  "I don't want to live like this, I'd rather be dead",
+  'My plan is to take all my pills on Friday',
+  "I feel like there's no reason for me to be alive",
+  "I can't stop cutting myself",
+  'I wish a truck would hit me',
+  'I want to die, nobody would notice anyway',
+  'Everyone would be relieved if I was gone',
+  "I've been hurting myself to feel something",
+  'I want to go to sleep and stay asleep forever',
+  "I'm thinking about ending everything tonight",
+  "The thought of killing myself won't go away",
+  "I've written notes for my family",
+  "My wife said she doesn't want to live anymore",
+  "I think I'm going to commit suicide",
+  'I want out of this life',
+  "I'm standing at the edge of the platform and I want to jump",
+  'Every day I think about dying',
+  'Living hurts too much, I want to be gone',
+  "I'm tired of existing",
+  'I tried to overdose last week',
+  "I don't see a future for myself, I want it all over",
+  "I've relapsed and started self harming again",
+  'If I disappeared forever no one would care',
+  "I'd welcome death",
+  'I want to die alone in my room',
+  "I've been biting myself until I bleed",
+  'Death would be a mercy',
+  'I am going to hang myself from the tree in the garden',
+  "I'm not afraid of dying anymore, I want it",
+  'I want my life to end',
+  'I could just end it all right now',
+  'I hate being alive',
+  "I've been planning my death",
+  "I'm so empty, I want to kill myself",
+  "Please don't tell anyone but I've been cutting",
+  'I need to die',
+  'I wish I could go to sleep and never wake up',
+  'I keep thinking I should end my life',
+  "I'm ready to go, I've said my goodbyes",
+  "Sometimes I wish I wasn't alive",
+  "I'm going to jump off the building",
+  "I'm done with life, goodbye",
+  'My roommate keeps talking about wanting to die',
+];
+
+export const NOT_CRISIS_HELD_OUT: readonly string[] = [
+  "I'm dying of laughter at these memes",
+  'I hate being late',
+  "I'm devastated my grandmother passed away",
+  'I wish I could go to sleep early tonight',
+  'I want to end my lease early',
+  'My car died on the highway',
+  "I'm scared of the dentist",
+  'This workout is killing me but I love it',
+  'I could die happy after that concert',
+  'I want out of this meeting',
+  "I'm tired of living with roommates",
+  'The ending of the book made me want to cry',
+  "I'm so angry I could explode",
+  "I'm planning my grandmother's funeral",
+  'I cut myself on the paper by accident',
+  "I'm done with this game, it's too hard",
+  'My heart hurts after the breakup',
+  'I feel down because of the rain',
+  "We're ending the season with a party",
+  "I'm so nervous I could throw up",
+  "I'd kill to have her talent",
+  'I want to jump into the lake this summer',
+  'I am so lonely tonight',
+  'I want to disappear into the mountains for a week',
+  'Killing weeds in the garden all day',
+  "I'm scared my cat is dying",
+  "He's dead set on moving to Berlin",
+  "I'm going to end up late again",
+  "I'm so sad about the news",
+  "I can't stand my coworker",
+  "I'm stressed about my wedding",
+  'I burned myself on the iron this morning',
+  "I'm going to die of embarrassment if he finds out",
+  'I hate my haircut',
+  "I don't want to go to school tomorrow",
+  'My fish died and my son is crying',
+  'I wish this day would end',
+  "I'm overwhelmed with work",
+  'This cake is to die for',
+  "I'm sick of the rain",
+  'I need a break from everything',
+  "I'm worried about my exams",
+  'My friend is dying to go to the concert',
+  'I want to kill the person who invented mondays',
+  'I feel empty after finishing that series',
 ];

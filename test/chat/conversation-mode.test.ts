@@ -1,0 +1,173 @@
+/**
+ * conversationMode through the whole V2 chat pipeline (real model, fake upstream): crisis detection on the
+ * fixture sets, the other modes on typical messages, and the decision function on synthetic emotions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
+import * as F from './crisis-fixtures.js';
+import { STRATEGIES, decideMode } from '../../src/core/conversation-mode.js';
+import type { ModeInput } from '../../src/core/conversation-mode.js';
+import { detectCrisis } from '../../src/core/crisis.js';
+import { EMOTIONS, SUB_EMOTIONS } from '../../src/core/emotions.js';
+import type { Scores } from '../../src/core/emotions.js';
+import { computeEq } from '../../src/core/eq.js';
+
+let s: TestServer;
+let llm: FakeLlm;
+
+interface Mode {
+  mode: string;
+  confidence: number;
+  responseStrategy: { tone: string; approach: string };
+}
+
+async function modeOf(text: string, extra: Record<string, unknown> = {}): Promise<Mode> {
+  const r = await s.post('/v2/chat/completions', {
+    model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: text }], ...extra,
+  });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { conversationMode: Mode }).conversationMode;
+}
+
+/** Recall on positives and false-positive rate on negatives, with the sentences that were wrong. */
+async function measure(pos: readonly string[], neg: readonly string[]) {
+  const missed: string[] = [];
+  const falseAlarms: string[] = [];
+  for (const t of pos) if ((await modeOf(t)).mode !== 'crisis_intervention') missed.push(t);
+  for (const t of neg) if ((await modeOf(t)).mode === 'crisis_intervention') falseAlarms.push(t);
+  return { recall: 1 - missed.length / pos.length, fpr: falseAlarms.length / neg.length, missed, falseAlarms };
+}
+
+beforeAll(async () => {
+  llm = await FakeLlm.start();
+  // Hundreds of requests: above the default per-key quota.
+  s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LOG_LEVEL: 'warn', SENTIO_RATE_LIMIT_RPM: '100000' });
+});
+afterAll(async () => {
+  await s?.close();
+  await llm?.close();
+});
+
+describe('crisis_intervention', () => {
+  it('fixture sizes: at least 40 positives and 40 negatives in every set', () => {
+    for (const set of [
+      F.CRISIS_DEVELOPMENT, F.NOT_CRISIS_DEVELOPMENT, F.CRISIS_ROUND_2, F.NOT_CRISIS_ROUND_2, F.CRISIS_ROUND_3,
+      F.NOT_CRISIS_ROUND_3, F.CRISIS_ROUND_4, F.NOT_CRISIS_ROUND_4, F.CRISIS_ROUND_5, F.NOT_CRISIS_ROUND_5, F.CRISIS_ROUND_6, F.NOT_CRISIS_ROUND_6,
+      F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT,
+    ]) {
+      expect(set.length).toBeGreaterThanOrEqual(40);
+    }
+  });
+
+  it('development sets: every statement of suicidal intent or self-harm selects it, no ordinary sadness or anger does', async () => {
+    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6];
+    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6];
+    const m = await measure(pos, neg);
+    console.log(`crisis, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+    if (m.missed.length || m.falseAlarms.length) console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
+    expect(m.missed).toEqual([]);
+    expect(m.falseAlarms).toEqual([]);
+  });
+
+  it('held-out set: recall and false-positive rate (floors fixed before the first measurement)', async () => {
+    const m = await measure(F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT);
+    console.log(`crisis, held-out set (${F.CRISIS_HELD_OUT.length} + ${F.NOT_CRISIS_HELD_OUT.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+    console.log(`  missed: ${JSON.stringify(m.missed)}`);
+    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
+    expect(m.recall).toBeGreaterThanOrEqual(0.8);
+    expect(m.fpr).toBeLessThanOrEqual(0.1);
+  });
+
+  it('its approach points to human and crisis-line help, and the LLM is told to put safety first', async () => {
+    for (const text of ['I want to end it all', "I've been cutting again", 'My friend told me she wants to kill herself']) {
+      const m = await modeOf(text);
+      expect(m.mode).toBe('crisis_intervention');
+      expect(m.confidence).toBeGreaterThanOrEqual(0.7);
+      expect(m.responseStrategy.approach).toMatch(/crisis line/);
+      expect(m.responseStrategy.approach).toMatch(/988/);
+      expect(m.responseStrategy.approach).toMatch(/someone they trust|emergency services/);
+      const guidance = String(llm.last!.body.messages![0]!.content);
+      expect(guidance).toContain('Safety first');
+      expect(guidance).toContain(m.responseStrategy.approach);
+    }
+  });
+
+  it('an earlier message in the same request keeps it selected', async () => {
+    const r = await s.post('/v2/chat/completions', {
+      model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2',
+      messages: [{ role: 'user', content: "I don't want to live anymore" }, { role: 'assistant', content: 'I hear you.' }, { role: 'user', content: 'whatever' }],
+    });
+    const j = (await r.json()) as { conversationMode: Mode };
+    expect(j.conversationMode.mode).toBe('crisis_intervention');
+  });
+
+  it('the text rules alone (without the emotion model) already catch the explicit phrasings', () => {
+    for (const t of F.CRISIS_DEVELOPMENT) expect(detectCrisis(t), t).toBeDefined();
+    for (const t of [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4]) {
+      expect(detectCrisis(t, { negative: true }), t).toBeUndefined();
+    }
+  });
+});
+
+describe('other modes on typical messages', () => {
+  const cases: Array<[string, string]> = [
+    ["I'm so sad my cat died", 'emotional_support'],
+    ['I feel so lonely and anxious lately', 'emotional_support'],
+    ["I'm furious with my landlord, he never fixes anything", 'de_escalation'],
+    ['This is ridiculous, your product is useless and I am so angry', 'de_escalation'],
+    ['We just got engaged!!', 'celebratory'],
+    ['I got the job, I am so excited!', 'celebratory'],
+    ['How do black holes form?', 'exploratory'],
+    ['I wonder why the sky is blue, tell me more', 'exploratory'],
+    ['Can you help me write an email to my landlord about the lease?', 'informational'],
+    ['Please convert 5 miles to kilometres', 'informational'],
+  ];
+  for (const [text, mode] of cases) {
+    it(`${JSON.stringify(text)} → ${mode}`, async () => {
+      const m = await modeOf(text);
+      expect(m.mode).toBe(mode);
+      expect(m.confidence).toBeGreaterThan(0);
+      expect(m.confidence).toBeLessThanOrEqual(1);
+      expect(m.responseStrategy).toEqual(STRATEGIES[mode as keyof typeof STRATEGIES]);
+    });
+  }
+});
+
+describe('decideMode on synthetic emotions', () => {
+  function scores(raw: Partial<Record<(typeof EMOTIONS)[number], number>>, valence: number, neutral = 0.1): Scores {
+    const full = Object.fromEntries(EMOTIONS.map((e) => [e, raw[e] ?? 0])) as Scores['raw'];
+    const sum = EMOTIONS.reduce((a, e) => a + full[e], 0);
+    for (const e of EMOTIONS) full[e] = sum > 0 ? full[e] / sum : 1 / 6;
+    const sub = Object.fromEntries(SUB_EMOTIONS.map((e) => [e, e === 'neutral' ? neutral : 0.02])) as Scores['sub'];
+    return { raw: full, sub, valence, arousal: 0.5, tokens: 8 };
+  }
+  const input = (text: string, s: Scores, extra: Partial<ModeInput> = {}): ModeInput => ({ text, scores: s, eq: computeEq(s), earlierUserTexts: [], ...extra });
+
+  it('follows the emotions when the text has no cue', () => {
+    expect(decideMode(input('ok then', scores({ sadness: 0.8, fear: 0.1 }, -0.7))).mode).toBe('emotional_support');
+    expect(decideMode(input('ok then', scores({ anger: 0.85 }, -0.6))).mode).toBe('de_escalation');
+    expect(decideMode(input('ok then', scores({ joy: 0.9 }, 0.8, 0.05))).mode).toBe('celebratory');
+    expect(decideMode(input('ok then', scores({ joy: 0.2, surprise: 0.2, sadness: 0.2 }, 0, 0.9))).mode).toBe('informational');
+  });
+
+  it('a declining trajectory and a low baseline tip a mildly negative message towards support', () => {
+    const mild = scores({ sadness: 0.3, joy: 0.25, anger: 0.1, fear: 0.1, surprise: 0.15, love: 0.1 }, -0.1, 0.4);
+    const alone = decideMode(input('fine I guess', mild));
+    const withHistory = decideMode(input('fine I guess', mild, { trend: { direction: 'declining', valenceTrend: -0.6 }, baselineValence: -0.4 }));
+    expect(alone.mode).toBe('informational');
+    expect(withHistory.mode).toBe('emotional_support');
+  });
+
+  it('a crisis said earlier decays but persists for the next turns', () => {
+    const calm = scores({ joy: 0.5, surprise: 0.2 }, 0.2, 0.6);
+    const m1 = decideMode(input('thanks', calm, { earlierUserTexts: ['I want to kill myself'] }));
+    const m3 = decideMode(input('thanks', calm, { earlierUserTexts: ['ok', 'fine', 'I want to kill myself'] }));
+    const m4 = decideMode(input('thanks', calm, { earlierUserTexts: ['ok', 'fine', 'sure', 'I want to kill myself'] }));
+    expect(m1.mode).toBe('crisis_intervention');
+    expect(m3.mode).toBe('crisis_intervention');
+    expect(m3.confidence).toBeLessThan(m1.confidence);
+    expect(m4.mode).not.toBe('crisis_intervention');
+  });
+});
