@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <mutex>
 #include <new>
+#include <unordered_set>
 
 #include "handle.h"
 
@@ -29,11 +32,34 @@ ErrorInfo DescribeCurrentException(const char* fallback_code) {
   }
 }
 
+// Workers alive in this process. process.exit() does not run Node's environment clean-up (so no
+// ThreadSafeFunction finalizer): it goes straight to exit(), whose static destructors would tear down
+// ONNX Runtime under a running engine thread. An atexit handler stops and joins every engine first; it
+// is registered again after each load, because exit() runs handlers in reverse order of registration
+// and ONNX Runtime registers destructors for statics it creates lazily during session creation and the
+// first runs.
+std::mutex live_mutex;
+std::unordered_set<Worker*>& Live() {
+  static auto* live = new std::unordered_set<Worker*>();  // never destroyed: used during exit
+  return *live;
+}
+void StopAllAtExit() {
+  std::lock_guard<std::mutex> lock(live_mutex);
+  for (Worker* worker : Live()) worker->StopAndJoin();
+}
+
 }  // namespace
 
-Worker::Worker(WorkerConfig config) : config_(std::move(config)) {}
+Worker::Worker(WorkerConfig config) : config_(std::move(config)) {
+  std::lock_guard<std::mutex> lock(live_mutex);
+  Live().insert(this);
+}
 
 Worker::~Worker() {
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    Live().erase(this);
+  }
   // Finalize() joins; this only guards against a thread that never got that far.
   if (thread_.joinable()) thread_.detach();
   for (auto& t : extra_threads_) {
@@ -98,17 +124,22 @@ Napi::Promise Worker::Dispose(Napi::Env env) {
   return deferred.Promise();
 }
 
-void Worker::Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* worker) {
-  worker->Stop();
-  if (worker->thread_.joinable()) worker->thread_.join();
+void Worker::StopAndJoin() {
+  Stop();
+  // The first thread starts the others, so once it is joined the list is complete.
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   std::vector<std::thread> extra;
   {
-    std::lock_guard<std::mutex> lock(worker->mutex_);
-    extra.swap(worker->extra_threads_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    extra.swap(extra_threads_);
   }
   for (auto& t : extra) {
-    if (t.joinable()) t.join();
+    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
   }
+}
+
+void Worker::Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* worker) {
+  worker->StopAndJoin();
   worker->finalized_ = true;
   for (auto& waiter : worker->dispose_waiters_) {
     try {
@@ -236,6 +267,7 @@ void Worker::Load() {
     outputs.clear();
     RunTokenized(ids, lengths, outputs);
   }
+  std::atexit(StopAllAtExit);  // after the warm-up: see Live()
   provider_ = session_->provider();
   fallback_reason_ = session_->fallback_reason();
   outputs_ = session_->outputs();

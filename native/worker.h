@@ -70,6 +70,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   bool Submit(Napi::Env env, std::unique_ptr<Job> job);
   // Any thread: ask the thread to finish. Idempotent.
   void Stop();
+  // Stop and wait for every engine thread (process exit; Finalize()).
+  void StopAndJoin();
   // Main thread: a promise settled once the thread has exited and the session is freed.
   Napi::Promise Dispose(Napi::Env env);
 

@@ -1,5 +1,6 @@
 /** Hostile inputs and lifecycle abuse: every case ends in a result or a typed error, never a crash. */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -211,3 +212,20 @@ describe('load failures', () => {
   });
 });
 
+
+describe('process exit', () => {
+  // process.exit() skips Node's environment clean-up; the addon must still stop its threads before
+  // ONNX Runtime's static destructors run. Uses the built engine (npm test builds TypeScript first).
+  const built = join(MODEL_DIR, '..', '..', 'dist', 'src', 'engine', 'engine.js');
+  it.skipIf(!existsSync(built))('exits cleanly while a batch is running', () => {
+    const script = `
+      const { createEngine } = await import(${JSON.stringify(built)});
+      const e = await createEngine({ modelDir: ${JSON.stringify(MODEL_DIR)}, executionProvider: 'cpu', warmup: false });
+      e.analyze(Array.from({ length: 5000 }, (_, i) => 'text number ' + i)).catch(() => {});
+      setTimeout(() => process.exit(0), 30);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.signal).toBeNull();
+    expect(r.stderr).not.toMatch(/onnxruntime|Segmentation|Aborted/);
+    expect(r.status).toBe(0);
+  });
+});
