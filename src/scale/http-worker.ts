@@ -1,0 +1,68 @@
+/**
+ * Entry of one HTTP worker thread: a complete Sentio HTTP stack (its own uWS app on the shared port, auth,
+ * rate limits, idempotency, routes) whose engine, and without Redis whose stores, are the main thread's.
+ * See http-workers.ts for the main-thread side and the message protocol.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import { startSentio } from '../app.js';
+import type { Sentio } from '../app.js';
+import type { Config } from '../config.js';
+import type { LabelOrder } from '../core/emotions.js';
+import { createLogger } from '../log.js';
+import { RemoteEngine, reviveError } from './remote-engine.js';
+import { remoteStores } from './remote-stores.js';
+import { RpcClient } from './rpc.js';
+
+export interface WorkerInit {
+  index: number;
+  /** The process's configuration, with the port every worker listens on. */
+  config: Config;
+  rpcPort: MessagePort;
+  /** true: contexts, buckets and idempotency records live on the main thread (no Redis). */
+  sharedStores: boolean;
+  labels: LabelOrder;
+  engineDescription: Record<string, unknown>;
+}
+
+export type ToWorker = { t: 'close'; graceMs: number } | { t: 'reload-keys' };
+export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; message: string } | { t: 'closed' };
+
+async function run(): Promise<void> {
+  const control = parentPort;
+  if (!control) throw new Error('http-worker.ts runs only as a worker thread. This is a bug.');
+  const init = workerData as WorkerInit;
+  const post = (m: FromWorker) => control.postMessage(m);
+  const rpc = new RpcClient(init.rpcPort, reviveError);
+  const engine = new RemoteEngine(rpc, init.labels, init.engineDescription);
+  const stores = init.sharedStores ? remoteStores(rpc) : undefined;
+  const logger = createLogger(init.config.logLevel).child({ worker: init.index });
+  let sentio: Sentio;
+  try {
+    sentio = await startSentio(init.config, {
+      engine, logger,
+      ...(stores ? { store: stores.contexts, rateLimits: stores.rateLimits, idempotency: stores.idempotency } : {}),
+    });
+  } catch (err) {
+    logger.flush();
+    post({ t: 'failed', message: (err as Error).message });
+    init.rpcPort.close();
+    return;
+  }
+  control.on('message', (m: ToWorker) => {
+    if (m.t === 'reload-keys') {
+      // Signals reach only the main thread; startSentio's SIGHUP listener reloads the key file.
+      process.emit('SIGHUP', 'SIGHUP');
+      return;
+    }
+    sentio.close(m.graceMs).finally(() => {
+      logger.flush();
+      init.rpcPort.close();
+      post({ t: 'closed' });
+      control.close();
+    });
+  });
+  post({ t: 'listening', port: sentio.port });
+}
+
+void run();

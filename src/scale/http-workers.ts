@@ -1,0 +1,168 @@
+/**
+ * All cores of one host (SENTIO_HTTP_WORKERS > 1): N worker threads, each running its own uWS app on the
+ * same port (the kernel spreads connections over them with SO_REUSEPORT), while inference stays in the
+ * one engine on the main thread, so its micro-batcher fills batches from every worker's requests.
+ *
+ *   main thread                          worker thread i (src/scale/http-worker.ts)
+ *   engine + batcher  <── RPC port ──>   RemoteEngine ─┐
+ *   memory stores     <── RPC port ──>   stores* ──────┼─ startSentio(): uWS app on :port
+ *   (or none: Redis)                     Redis client* ┘   (auth, limits, routes)
+ *   control: listening / close / closed / reload-keys     * one or the other
+ *
+ * Without Redis the main thread holds the one set of in-process stores and serves it to every worker, so
+ * contexts, idempotency records and quotas stay shared. With Redis each worker uses Redis directly.
+ * Threads rather than node:cluster processes because processes cannot share one engine (one model copy,
+ * one batcher per device) without a far costlier IPC hop. docs/deployment.md.
+ */
+import { createServer } from 'node:net';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { AnalysisEngine } from '../app.js';
+import type { Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { openStores } from '../store/factory.js';
+import type { StateStores } from '../store/factory.js';
+import type { FromWorker, ToWorker, WorkerInit } from './http-worker.js';
+import { engineHandlers } from './remote-engine.js';
+import { storeHandlers } from './remote-stores.js';
+import { serveRpc } from './rpc.js';
+import type { RpcHandler } from './rpc.js';
+
+export interface HttpWorkersOptions {
+  engine: AnalysisEngine;
+  logger?: Logger | undefined;
+  /** The worker script; by default http-worker.js beside this module (.ts when running from sources). */
+  workerUrl?: URL | undefined;
+  /** Node flags for the worker threads (tests running the TypeScript sources pass a loader). */
+  execArgv?: string[] | undefined;
+}
+
+export interface SentioWorkers {
+  readonly port: number;
+  readonly workers: number;
+  readonly logger: Logger;
+  /** Stop every worker (each drains within `graceMs`), then the stores and the engine. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A worker that dies unexpectedly is replaced after this long. */
+const RESPAWN_DELAY_MS = 1_000;
+
+export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions): Promise<SentioWorkers> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const count = config.httpWorkers;
+  // With Redis each worker connects on its own; check it answers before starting any of them.
+  if (config.redisUrl) await (await openStores(config, { logger })).close();
+  const shared: StateStores | undefined = config.redisUrl ? undefined : await openStores(config, { logger });
+  const handlers: Record<string, RpcHandler> = { ...engineHandlers(opts.engine), ...(shared ? storeHandlers(shared) : {}) };
+  // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
+  const port = config.port === 0 ? await pickFreePort(config.host) : config.port;
+  const url = opts.workerUrl ?? new URL(import.meta.url.endsWith('.ts') ? './http-worker.ts' : './http-worker.js', import.meta.url);
+  const workers = new Map<number, { worker: Worker; rpcPort: MessagePort }>();
+  let closing = false;
+
+  const spawn = (index: number): Promise<void> => {
+    const { port1, port2 } = new MessageChannel();
+    serveRpc(port1, handlers);
+    const init: WorkerInit = {
+      index,
+      config: { ...config, port },
+      rpcPort: port2,
+      sharedStores: shared !== undefined,
+      labels: opts.engine.labels,
+      engineDescription: opts.engine.describe(),
+    };
+    const worker = new Worker(url, { workerData: init, transferList: [port2], execArgv: opts.execArgv ?? [] });
+    workers.set(index, { worker, rpcPort: port1 });
+    return new Promise<void>((resolve, reject) => {
+      let started = false;
+      worker.on('message', (m: FromWorker) => {
+        if (m.t === 'listening') {
+          started = true;
+          resolve();
+        } else if (m.t === 'failed') {
+          reject(new Error(`HTTP worker ${index}: ${m.message}`));
+        }
+      });
+      worker.on('error', (err) => {
+        logger.error({ err, worker: index }, 'HTTP worker crashed');
+        if (!started) reject(err);
+      });
+      worker.on('exit', (code) => {
+        port1.close();
+        if (workers.get(index)?.worker === worker) workers.delete(index);
+        if (!started) {
+          reject(new Error(`HTTP worker ${index} exited with code ${code} before listening`));
+          return;
+        }
+        if (closing) return;
+        logger.error({ worker: index, code }, `HTTP worker exited; starting a new one in ${RESPAWN_DELAY_MS} ms`);
+        setTimeout(() => {
+          if (!closing) spawn(index).catch((err: unknown) => logger.error({ err, worker: index }, 'HTTP worker restart failed'));
+        }, RESPAWN_DELAY_MS).unref();
+      });
+    });
+  };
+
+  const stopWorkers = async (graceMs: number) => {
+    closing = true;
+    await Promise.all([...workers.values()].map(({ worker }) => stopWorker(worker, graceMs)));
+  };
+
+  try {
+    await Promise.all(Array.from({ length: count }, (_, i) => spawn(i)));
+  } catch (err) {
+    await stopWorkers(1_000);
+    await shared?.close();
+    throw err;
+  }
+  const reloadKeys = () => {
+    for (const { worker } of workers.values()) worker.postMessage({ t: 'reload-keys' } satisfies ToWorker);
+  };
+  process.on('SIGHUP', reloadKeys);
+  logger.info({ workers: count, port, state: shared ? 'main-thread memory stores' : 'redis' }, 'HTTP workers listening');
+
+  return {
+    port,
+    workers: count,
+    logger,
+    async close(graceMs = 10_000) {
+      process.off('SIGHUP', reloadKeys);
+      await stopWorkers(graceMs);
+      await shared?.close();
+      await opts.engine.close();
+      logger.flush();
+    },
+  };
+}
+
+/** Ask a worker to drain and close its app, then end the thread (terminate only once uWS is closed). */
+function stopWorker(worker: Worker, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate().then(() => resolve(), () => resolve());
+    };
+    const timer = setTimeout(finish, graceMs + 5_000);
+    worker.on('message', (m: FromWorker) => {
+      if (m.t === 'closed') finish();
+    });
+    worker.once('exit', finish);
+    worker.postMessage({ t: 'close', graceMs } satisfies ToWorker);
+  });
+}
+
+function pickFreePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
+    });
+  });
+}

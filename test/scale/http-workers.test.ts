@@ -1,0 +1,157 @@
+/**
+ * SENTIO_HTTP_WORKERS > 1: several uWS apps on worker threads share one port and the main thread's one
+ * engine; without Redis they share the main thread's stores, with Redis they share Redis. Every request
+ * goes on a fresh connection so the kernel spreads them over the workers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnalysisEngine } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startHttpWorkers } from '../../src/scale/http-workers.js';
+import type { SentioWorkers } from '../../src/scale/http-workers.js';
+import { testEngine } from '../helpers/engine.js';
+import { startRedis } from '../helpers/redis.js';
+import type { RedisServer } from '../helpers/redis.js';
+import { TEST_KEY } from '../helpers/server.js';
+
+const LOADER = ['--import', new URL('../helpers/ts-loader.mjs', import.meta.url).href];
+
+async function startWorkers(env: Record<string, string>, engine?: AnalysisEngine): Promise<SentioWorkers & { base: string }> {
+  const config = loadConfig({
+    SENTIO_PORT: '0', SENTIO_HOST: '127.0.0.1', SENTIO_API_KEYS: TEST_KEY, SENTIO_LOG_LEVEL: 'warn', SENTIO_HTTP_WORKERS: '2', ...env,
+  });
+  const w = await startHttpWorkers(config, { engine: engine ?? (await testEngine()), logger: createLogger('warn'), execArgv: LOADER });
+  return Object.assign(w, { base: `http://127.0.0.1:${w.port}` });
+}
+
+/** Each request on its own connection, so consecutive requests may land on different workers. */
+function call(base: string, path: string, init: { body?: unknown; headers?: Record<string, string>; key?: string | null } = {}): Promise<Response> {
+  const headers: Record<string, string> = { connection: 'close', ...(init.key === null ? {} : { 'x-api-key': init.key ?? TEST_KEY }), ...init.headers };
+  if (init.body === undefined) return fetch(base + path, { headers });
+  return fetch(base + path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(init.body) });
+}
+
+const msg = (text: string, externalId?: string) => ({ ...(externalId ? { externalId } : {}), content: { text } });
+
+describe('HTTP workers without Redis (stores on the main thread)', () => {
+  let s: SentioWorkers & { base: string };
+  beforeAll(async () => { s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '100000' }); });
+  afterAll(async () => { await s?.close(2_000); });
+
+  it('serves analysis through the main thread engine, and 401/404 on every worker', async () => {
+    const r = await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('I am so happy today!')] } });
+    expect(r.status).toBe(200);
+    const j = await r.json();
+    expect(j.emotions._default.category).toBe('joy');
+    const batch = await call(s.base, '/v2/emotions/batch-analysis', { body: { messages: [msg('furious about this'), msg('I love you')] } });
+    expect(batch.status).toBe(200);
+    expect((await batch.json()).emotions).toHaveLength(2);
+    for (let i = 0; i < 10; i++) {
+      expect((await call(s.base, '/v2/emotions/x', { key: null })).status).toBe(401);
+      expect((await call(s.base, '/v2/emotions/x', { key: 'wrong_key_0123456789' })).status).toBe(401);
+    }
+    expect((await call(s.base, '/healthz', { key: null })).status).toBe(200);
+    const ready = await (await call(s.base, '/readyz', { key: null })).json();
+    expect(ready.status).toBe('ready');
+  });
+
+  it('contexts are one store across workers: concurrent appends all land', async () => {
+    const n = 40;
+    const replies = await Promise.all(Array.from({ length: n }, (_, i) =>
+      call(s.base, '/v2/emotions/w-ctx/analysis', { body: { messages: [msg(`message ${i}`, `w${i}`)] } })));
+    for (const r of replies) expect(r.status).toBe(200);
+    for (let i = 0; i < 6; i++) {
+      const state = await (await call(s.base, '/v2/emotions/w-ctx')).json();
+      expect(state.trajectory.baseline.messageCount).toBe(n);
+    }
+    const lookups = await Promise.all(Array.from({ length: n }, (_, i) => call(s.base, `/v2/emotions/w-ctx/message/w${i}`)));
+    expect(lookups.map((r) => r.status)).toEqual(Array.from({ length: n }, () => 200));
+  });
+
+  it('idempotency records are shared: replay from any worker', async () => {
+    const key = crypto.randomUUID();
+    const body = { messages: [msg('only once', 'once')] };
+    const first = await call(s.base, '/v2/emotions/w-idem/analysis', { body, headers: { 'idempotency-key': key } });
+    const text = await first.text();
+    for (let i = 0; i < 6; i++) {
+      const again = await call(s.base, '/v2/emotions/w-idem/analysis', { body, headers: { 'idempotency-key': key } });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.text()).toBe(text);
+    }
+    expect((await (await call(s.base, '/v2/emotions/w-idem')).json()).trajectory.baseline.messageCount).toBe(1);
+  });
+
+  it('a client that goes away mid-analysis is cancelled on the main thread, and the worker keeps serving', async () => {
+    const ac = new AbortController();
+    const long = 'so much going on today and I do not know what to feel about any of it '.repeat(8);
+    const pending = fetch(`${s.base}/v2/emotions/batch-analysis`, {
+      method: 'POST', signal: ac.signal,
+      headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} ${long}`)) }),
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    ac.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    const r = await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('still here')] } });
+    expect(r.status).toBe(200);
+  });
+});
+
+describe('HTTP workers: one quota across workers', () => {
+  it('without Redis', async () => {
+    const s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '8' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++) statuses.push((await call(s.base, '/v2/emotions/none')).status);
+      expect(statuses.filter((c) => c === 404)).toHaveLength(8);
+      expect(statuses.filter((c) => c === 429)).toHaveLength(4);
+    } finally {
+      await s.close(2_000);
+    }
+  });
+});
+
+describe('HTTP workers with Redis', () => {
+  let redis: RedisServer;
+  beforeAll(async () => { redis = await startRedis(); });
+  afterAll(async () => { await redis?.stop(); });
+
+  it('every worker uses Redis: shared contexts and quota, 503 while Redis is down, then recovery', async () => {
+    const s = await startWorkers({ SENTIO_REDIS_URL: redis.url, SENTIO_RATE_LIMIT_RPM: '50' });
+    try {
+      const replies = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+        call(s.base, '/v2/emotions/rw/analysis', { body: { messages: [msg(`hello ${i}`)] } })));
+      for (const r of replies) expect(r.status).toBe(200);
+      expect((await (await call(s.base, '/v2/emotions/rw')).json()).trajectory.baseline.messageCount).toBe(10);
+      const remaining = Number((await call(s.base, '/v2/emotions/rw')).headers.get('ratelimit-remaining'));
+      expect(remaining).toBe(50 - 12);
+
+      await redis.kill();
+      try {
+        expect((await call(s.base, '/v2/emotions/rw')).status).toBe(503);
+        expect((await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('fine')] } })).status).toBe(200);
+      } finally {
+        await redis.restart();
+      }
+      const deadline = Date.now() + 15_000;
+      let ok = 0;
+      while (Date.now() < deadline && ok < 6) {
+        ok = (await call(s.base, '/v2/emotions/rw2/analysis', { body: { messages: [msg('back')] } })).status === 200 ? ok + 1 : 0;
+        if (ok === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(ok).toBe(6);
+    } finally {
+      await s.close(2_000);
+    }
+  });
+
+  it('refuses to start when Redis cannot be reached, naming it', async () => {
+    const engine = await testEngine();
+    try {
+      const err = await startWorkers({ SENTIO_REDIS_URL: 'redis://127.0.0.1:1' }, engine).catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    } finally {
+      await engine.close();
+    }
+  });
+});
