@@ -5,6 +5,8 @@
 import { ConfigError, checkStartup, loadConfig } from './config.js';
 import { createEngine } from './engine/engine.js';
 import { startSentio } from './app.js';
+import { startHttpWorkers } from './scale/http-workers.js';
+import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -24,9 +26,13 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   for (const w of warnings) logger.warn(w);
+  // Unreachable Redis is a start-up error: say so before spending seconds on loading the model.
+  if (config.redisUrl) await (await openStores(config, { logger })).close();
   const engine = await createEngine({ ...config.engine, logger });
-  const sentio = await startSentio(config, { engine, logger });
-  logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls) }, 'sentio listening');
+  const sentio = config.httpWorkers > 1
+    ? await startHttpWorkers(config, { engine, logger })
+    : await startSentio(config, { engine, logger });
+  logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
 
   let stopping = false;
   const stop = (signal: string) => {
