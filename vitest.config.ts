@@ -19,7 +19,7 @@ export default defineConfig({
         test: {
           name: 'redis',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/{unit,tokenizer,engine,model,native,redis}/**', 'test/ops/shutdown.test.ts'],
+          exclude: ['test/{unit,tokenizer,engine,model,native,redis,scale}/**', 'test/ops/shutdown.test.ts'],
           env: { SENTIO_TEST_STORE: 'redis' },
           globalSetup: ['test/helpers/redis-global-setup.ts'],
         },
