@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/engine/binding.js';
 import type { NativeHandle } from '../../src/engine/binding.js';
-import { MODEL_DIR, loadNative, splitIds } from './helpers.js';
+import { estimateTokens } from '../../src/engine/estimate.js';
+import { MODEL_DIR, dairTexts, loadNative, splitIds } from './helpers.js';
 
 interface GoldenCase {
   text?: string;
@@ -70,5 +71,29 @@ describe('native tokenizer', () => {
     const cls = splitIds(ids, lengths)[0]!;
     expect(cls).toHaveLength(1);
     expect(splitIds(ids, lengths)).toEqual([cls, cls, cls]);
+  });
+});
+
+describe('token estimate (batch shaping)', () => {
+  it('tracks the real counts closely enough to sort and budget by', async () => {
+    const texts = dairTexts();
+    const { lengths } = await native.tokenize(handle, texts);
+    const ratios = texts.map((t, i) => estimateTokens(t, 128) / lengths[i]!).sort((a, b) => a - b);
+    const median = ratios[ratios.length >> 1]!;
+    expect(median).toBeGreaterThan(0.8);
+    expect(median).toBeLessThan(1.25);
+    // 90% of texts within a factor of 1.5 either way
+    expect(ratios[Math.floor(ratios.length * 0.05)]!).toBeGreaterThan(1 / 1.5);
+    expect(ratios[Math.floor(ratios.length * 0.95)]!).toBeLessThan(1.5);
+  });
+
+  it('stops at maxLength and is cheap on a 1 MB text', () => {
+    const big = 'word '.repeat(200_000);
+    const t0 = performance.now();
+    expect(estimateTokens(big, 128)).toBe(128);
+    expect(performance.now() - t0).toBeLessThan(5);
+    expect(estimateTokens('', 128)).toBe(1);
+    expect(estimateTokens('我很高兴', 128)).toBe(5);
+    expect(estimateTokens('😭😭', 128)).toBe(3);
   });
 });
