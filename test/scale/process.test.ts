@@ -1,0 +1,43 @@
+/** The built server (dist/, as `npm start` runs it) with HTTP workers, and with an unreachable Redis. */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { startServerProcess } from '../helpers/process.js';
+
+const KEY = 'sentio_process_key_0123456789';
+
+describe('server process', () => {
+  it('SENTIO_HTTP_WORKERS=2 serves from worker threads and exits 0 on SIGTERM', async () => {
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2' });
+    try {
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${p.base}/v2/emotions/proc/analysis`, {
+        method: 'POST',
+        headers: { connection: 'close', 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ content: { text: `message ${i}` } }] }),
+      })));
+      for (const r of replies) expect(r.status).toBe(200);
+      const state = await (await fetch(`${p.base}/v2/emotions/proc`, { headers: { 'x-api-key': KEY } })).json();
+      expect(state.trajectory.baseline.messageCount).toBe(20);
+      const workersSeen = new Set(p.output.filter((l) => l.includes('"msg":"request"')).map((l) => (JSON.parse(l) as { worker: number }).worker));
+      expect(workersSeen.size).toBe(2);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+  });
+
+  it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
+    const child = spawn(process.execPath, ['dist/src/main.js'], {
+      env: { PATH: process.env['PATH'] ?? '', SENTIO_API_KEYS: KEY, SENTIO_PORT: '0', SENTIO_REDIS_URL: 'redis://:secret@127.0.0.1:1/0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+    child.stdout.resume();
+    const started = performance.now();
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/sentio: failed to start: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0 \(SENTIO_REDIS_URL\): connect ECONNREFUSED/);
+    expect(stderr).not.toContain('secret');
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
