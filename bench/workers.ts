@@ -1,0 +1,149 @@
+/**
+ * `npm run bench:workers [-- --quick] [-- --workers 1,2,4] [-- --store memory|redis|both]`: throughput of a
+ * request mix that never reaches the model, as SENTIO_HTTP_WORKERS grows. Each connection cycles through
+ *
+ *   GET  /v2/emotions/<ctx>                 stored state (aggregate, trend and baseline of 20 messages)
+ *   GET  /v2/emotions/<ctx>/message/<id>    one stored message
+ *   GET  /v2/emotions/<ctx> with a bad key  401
+ *   GET  /healthz                           the smallest request there is
+ *
+ * "workers=1" is the single-thread mode (HTTP on the main thread, as shipped by default). Servers run as
+ * child processes of the built server (dist/src/main.js) with default logging to a file; autocannon runs
+ * here and shares the machine's cores with the server, which caps the gain on small hosts (the summary
+ * prints the core count). With --store redis a throw-away redis-server on loopback holds the state.
+ * Results: bench/results/workers-<time>.json, then one JSON line on stdout.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import { startChild } from './lib/process.js';
+import type { Child } from './lib/process.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
+};
+const DURATION_S = quick ? 4 : 10;
+const CONNECTIONS = 64;
+const WORKER_COUNTS = option('--workers', '1,2,4').split(',').map(Number);
+const STORES = option('--store', 'memory') === 'both' ? ['memory', 'redis'] : [option('--store', 'memory')];
+const KEY = 'sentio_bench_workers_key';
+const CONTEXT = 'bench-ctx';
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+interface MixResult {
+  store: string;
+  workers: number;
+  rps: number;
+  latencyMs: { p50: number; p99: number };
+  statuses: Record<string, number>;
+  errors: number;
+  rssMb: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis(): Promise<{ url: string; stop: () => void; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (up) return { url: `redis://127.0.0.1:${port}`, child, stop: () => child.kill('SIGTERM') };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('redis-server did not start (apt-get install -y redis-server)');
+}
+
+async function server(workers: number, redisUrl: string | undefined): Promise<Child> {
+  return startChild('dist/src/main.js', [], {
+    SENTIO_PORT: String(await freePort()), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
+    SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_HTTP_WORKERS: String(workers), ...(redisUrl ? { SENTIO_REDIS_URL: redisUrl, SENTIO_REDIS_PREFIX: `bench${workers}:` } : {}),
+  }, '"sentio listening"');
+}
+
+async function seed(base: string): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const r = await fetch(`${base}/v2/emotions/${CONTEXT}/analysis`, {
+      method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ externalId: `m${i}`, content: { text: `message ${i}: the day went better than I feared` } }] }),
+    });
+    if (r.status !== 200) throw new Error(`seeding the context failed: ${r.status} ${await r.text()}`);
+  }
+}
+
+async function runMix(base: string): Promise<Pick<MixResult, 'rps' | 'latencyMs' | 'statuses' | 'errors'>> {
+  const good = { 'x-api-key': KEY };
+  const r = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: [
+      { method: 'GET', path: `/v2/emotions/${CONTEXT}`, headers: good },
+      { method: 'GET', path: `/v2/emotions/${CONTEXT}/message/m7`, headers: good },
+      { method: 'GET', path: `/v2/emotions/${CONTEXT}`, headers: { 'x-api-key': 'sentio_not_a_key_0000000000' } },
+      { method: 'GET', path: '/healthz' },
+    ],
+  });
+  const statuses = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, (v as { count: number }).count]));
+  const answered = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return { rps: answered / Math.max(r.duration, 1e-9), latencyMs: { p50: r.latency.p50, p99: r.latency.p99 }, statuses, errors: r.errors + r.timeouts };
+}
+
+async function main(): Promise<void> {
+  const cores = os.cpus().length;
+  log(`bench:workers (${quick ? 'quick' : 'full'}): ${cores} × ${os.cpus()[0]?.model}, node ${process.version}, ${CONNECTIONS} connections, ${DURATION_S} s per run`);
+  const results: MixResult[] = [];
+  for (const store of STORES) {
+    const redis = store === 'redis' ? await startRedis() : undefined;
+    try {
+      for (const workers of WORKER_COUNTS) {
+        const child = await server(workers, redis?.url);
+        try {
+          const base = `http://127.0.0.1:${child.port}`;
+          await seed(base);
+          await runMix(base).catch(() => undefined); // warm-up: JIT, connection pools
+          const m = await runMix(base);
+          const result: MixResult = { store, workers, ...m, rssMb: child.rssMb() };
+          results.push(result);
+          log(`${store.padEnd(6)} workers=${String(workers).padEnd(2)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${m.latencyMs.p50} ms p99 ${m.latencyMs.p99} ms  statuses ${JSON.stringify(m.statuses)} errors ${m.errors}  rss ${result.rssMb.toFixed(0)} MB`);
+        } finally {
+          await child.stop();
+        }
+      }
+    } finally {
+      redis?.stop();
+    }
+  }
+  const summary = STORES.map((store) => {
+    const rows = results.filter((r) => r.store === store);
+    const base = rows.find((r) => r.workers === 1)?.rps ?? rows[0]?.rps ?? NaN;
+    return { store, rps: Object.fromEntries(rows.map((r) => [r.workers, Math.round(r.rps)])), ratioToOne: Object.fromEntries(rows.map((r) => [r.workers, Number((r.rps / base).toFixed(2))])) };
+  });
+  for (const s of summary) log(`${s.store}: req/s ${JSON.stringify(s.rps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOne)}`);
+  mkdirSync('bench/results', { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const machine = { cores, cpu: os.cpus()[0]?.model, node: process.version, connections: CONNECTIONS, durationS: DURATION_S };
+  writeFileSync(`bench/results/workers-${stamp}.json`, `${JSON.stringify({ machine, results, summary }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'workers', machine, summary })}\n`);
+}
+
+main().catch((err: unknown) => {
+  log(`bench:workers failed: ${(err as Error).stack ?? String(err)}`);
+  process.exit(1);
+});
