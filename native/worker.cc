@@ -202,38 +202,47 @@ void Worker::ThreadMain(Job* load_job) {
 void Worker::Serve() {
   for (;;) {
     std::unique_ptr<Job> job;
+    Task task{};
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty() || !queue_.empty(); });
       if (stopping_) break;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      // Sub-batches of a started job first: it finishes sooner, and jobs keep their order.
+      if (!tasks_.empty()) {
+        task = tasks_.front();
+        tasks_.pop_front();
+      } else {
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
     }
-    try {
-      Process(*job);
-    } catch (...) {
-      job->error = DescribeCurrentException(code::kInference);
-      job->outputs.clear();
+    if (job) {
+      Start(std::move(job));
+    } else {
+      RunTask(task);
     }
-    if (!job->error.empty() && stopping()) {
-      job->error = {code::kDisposed, "engine disposed while this batch was running"};
-    }
-    Post(job.release());
   }
   Exit();
 }
 
 void Worker::Exit() {
   std::deque<std::unique_ptr<Job>> abandoned;
+  std::deque<Task> unstarted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (--running_ == 0) {  // no other thread can be inside the session now
+    if (--running_ == 0) {  // no other thread can be inside the session or a task now
       abandoned.swap(queue_);
+      unstarted.swap(tasks_);
       session_.reset();
     }
   }
+  const ErrorInfo disposed{code::kDisposed, "engine disposed before this batch ran"};
+  for (Task& task : unstarted) {
+    if (task.job->error.empty()) task.job->error = disposed;
+    if (task.job->tasks_left.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish(task.job);
+  }
   for (auto& job : abandoned) {
-    job->error = {code::kDisposed, "engine disposed before this batch ran"};
+    job->error = disposed;
     Post(job.release());
   }
   completion_.Release();  // the last call this thread makes: the final one lets Finalize() run and join
@@ -250,22 +259,20 @@ void Worker::Load() {
   }
   // Warm-up: the first runs allocate arenas and pick kernels; do that here, not on a user's request.
   // The 1-text run always happens: it also fixes output widths the model leaves symbolic.
-  std::vector<std::pair<int32_t, int32_t>> shapes = {{1, 2}};
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 2}};
   if (config_.warmup) {
-    const int32_t longest = tokenizer_->max_length();
+    const int64_t longest = tokenizer_->max_length();
     shapes.push_back({8, longest});
-    shapes.push_back({std::min(config_.max_run_texts, 64), std::min(longest, 48)});
+    shapes.push_back({std::min<int64_t>(config_.max_run_texts, 64), std::min<int64_t>(longest, 48)});
   }
   std::vector<std::vector<float>> outputs;
   for (auto [batch, seq] : shapes) {
-    std::vector<int32_t> ids;
-    std::vector<int32_t> lengths(batch, seq);
-    for (int32_t b = 0; b < batch; ++b) {
-      ids.push_back(tokenizer_->cls_id());
-      for (int32_t s = 1; s < seq; ++s) ids.push_back(tokenizer_->unk_id());
-    }
-    outputs.clear();
-    RunTokenized(ids, lengths, outputs);
+    std::vector<int64_t> ids(batch * seq, tokenizer_->unk_id()), mask(batch * seq, 1);
+    for (int64_t b = 0; b < batch; ++b) ids[b * seq] = tokenizer_->cls_id();
+    session_->Run(ids, mask, batch, seq, outputs);
+  }
+  for (const OutputSpec& spec : session_->outputs()) {
+    if (spec.width < 0) throw NativeError(code::kModelLoad, "output '" + spec.name + "' has no fixed width");
   }
   std::atexit(StopAllAtExit);  // after the warm-up: see Live()
   provider_ = session_->provider();
@@ -273,60 +280,78 @@ void Worker::Load() {
   outputs_ = session_->outputs();
 }
 
-void Worker::Process(Job& job) {
-  switch (job.kind) {
-    case Job::Kind::kTokenize:
-    case Job::Kind::kRun:
-      if (!job.texts.empty()) {
-        job.lengths.reserve(job.texts.size());
-        for (const std::u16string& text : job.texts) {
-          job.lengths.push_back(static_cast<int32_t>(tokenizer_->Encode(text.data(), text.size(), job.ids)));
-        }
-        job.texts.clear();
-        job.texts.shrink_to_fit();
-      } else {
-        const int64_t vocab = static_cast<int64_t>(tokenizer_->vocab_size());
-        for (int32_t id : job.ids) {
-          if (id < 0 || id >= vocab) throw NativeError(code::kInvalidArgument, "token id out of range");
-        }
+void Worker::Start(std::unique_ptr<Job> job) {
+  std::vector<Task> tasks;
+  try {
+    if (job->kind == Job::Kind::kLoad) throw NativeError(code::kInternal, "load job in the run queue. This is a bug.");
+    if (!job->texts.empty()) {
+      job->lengths.reserve(job->texts.size());
+      for (const std::u16string& text : job->texts) {
+        job->lengths.push_back(static_cast<int32_t>(tokenizer_->Encode(text.data(), text.size(), job->ids)));
       }
-      if (job.kind == Job::Kind::kRun) RunTokenized(job.ids, job.lengths, job.outputs);
-      break;
-    case Job::Kind::kLoad:
-      throw NativeError(code::kInternal, "load job in the run queue. This is a bug.");
+      job->texts.clear();
+      job->texts.shrink_to_fit();
+    } else {
+      const int64_t vocab = static_cast<int64_t>(tokenizer_->vocab_size());
+      for (int32_t id : job->ids) {
+        if (id < 0 || id >= vocab) throw NativeError(code::kInvalidArgument, "token id out of range");
+      }
+    }
+    if (job->kind == Job::Kind::kRun) tasks = Plan(*job);
+  } catch (...) {
+    job->error = DescribeCurrentException(code::kInference);
+    tasks.clear();
   }
+  if (tasks.empty()) {  // tokenize-only, or failed before running anything
+    Post(job.release());
+    return;
+  }
+  Job* raw = job.release();
+  raw->tasks_left.store(static_cast<int>(tasks.size()), std::memory_order_relaxed);
+  if (tasks.size() > 1) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      tasks_.insert(tasks_.begin(), tasks.begin() + 1, tasks.end());
+    }
+    wake_.notify_all();
+  }
+  RunTask(tasks.front());
 }
 
-void Worker::RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
-                          std::vector<std::vector<float>>& outputs) {
+std::vector<Worker::Task> Worker::Plan(Job& job) {
   // Padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
-  // sub-batches: a sub-batch closes when it reaches max_run_texts, or when adding the next (longer)
-  // text would make padded tokens exceed kPaddingSlack x real tokens. Outputs go back in input order.
+  // sub-batches: one closes when adding the next (longer) text would make padded tokens exceed
+  // kPaddingSlack x real tokens, or at `cap` texts, which is small enough that every engine thread
+  // gets a share of a large batch. Each sub-batch is a task any engine thread may take.
   constexpr double kPaddingSlack = 1.2;
-  constexpr size_t kMinSubBatch = 4;  // below this, ORT's per-run overhead costs more than padding
+  constexpr size_t kMinSubBatch = 4;  // below this, ONNX Runtime's per-run overhead costs more than padding
+  const std::vector<int32_t>& lengths = job.lengths;
   const size_t total = lengths.size();
-  const size_t chunk = static_cast<size_t>(std::max(1, config_.max_run_texts));
-  const int64_t pad = tokenizer_->pad_id();
+  const size_t threads = static_cast<size_t>(std::max(1, config_.threads));
+  const size_t cap = std::min(static_cast<size_t>(std::max(1, config_.max_run_texts)),
+                              std::max(kMinSubBatch, (total + threads - 1) / threads));
 
-  std::vector<size_t> offsets(total);  // where each text's ids start
+  job.offsets.resize(total);
   for (size_t i = 0, at = 0; i < total; ++i) {
-    offsets[i] = at;
+    job.offsets[i] = at;
     at += static_cast<size_t>(lengths[i]);
   }
-  std::vector<size_t> order(total);
-  for (size_t i = 0; i < total; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
+  job.order.resize(total);
+  for (size_t i = 0; i < total; ++i) job.order[i] = i;
+  std::stable_sort(job.order.begin(), job.order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
 
+  // Every task writes its own rows of these; sizing them now means no task ever reallocates.
   const std::vector<OutputSpec>& specs = session_->outputs();
-  outputs.assign(specs.size(), {});
-  std::vector<int64_t> input_ids, mask;
-  std::vector<std::vector<float>> part;
+  job.outputs.assign(specs.size(), {});
+  for (size_t k = 0; k < specs.size(); ++k) job.outputs[k].assign(total * static_cast<size_t>(specs[k].width), 0.0f);
+
+  std::vector<Task> tasks;
   size_t first = 0;
   while (first < total) {
     size_t count = 1;
-    int64_t real = lengths[order[first]];
-    while (first + count < total && count < chunk) {
-      const int64_t next = lengths[order[first + count]];  // the longest so far: sorted ascending
+    int64_t real = lengths[job.order[first]];
+    while (first + count < total && count < cap) {
+      const int64_t next = lengths[job.order[first + count]];  // the longest so far: sorted ascending
       if (count >= kMinSubBatch &&
           static_cast<double>(next) * static_cast<double>(count + 1) > kPaddingSlack * static_cast<double>(real + next)) {
         break;
@@ -334,26 +359,54 @@ void Worker::RunTokenized(const std::vector<int32_t>& ids, const std::vector<int
       real += next;
       ++count;
     }
-    const int64_t seq = lengths[order[first + count - 1]];
-    input_ids.assign(count * seq, pad);
-    mask.assign(count * seq, 0);
-    for (size_t b = 0; b < count; ++b) {
-      const size_t text = order[first + b];
-      const int32_t n = lengths[text];
-      std::copy(ids.begin() + offsets[text], ids.begin() + offsets[text] + n, input_ids.begin() + b * seq);
-      std::fill(mask.begin() + b * seq, mask.begin() + b * seq + n, 1);
-    }
-    session_->Run(input_ids, mask, static_cast<int64_t>(count), seq, part);
-    for (size_t k = 0; k < part.size(); ++k) {
-      const size_t width = part[k].size() / count;
-      if (outputs[k].empty()) outputs[k].resize(total * width);
-      for (size_t b = 0; b < count; ++b) {
-        std::copy(part[k].begin() + b * width, part[k].begin() + (b + 1) * width,
-                  outputs[k].begin() + order[first + b] * width);
-      }
-    }
+    tasks.push_back({&job, first, count});
     first += count;
   }
+  return tasks;
+}
+
+void Worker::RunTask(const Task& task) {
+  Job& job = *task.job;
+  try {
+    if (!job.failed.load(std::memory_order_relaxed)) {  // after a sibling task failed, the job has failed
+      const int64_t seq = job.lengths[job.order[task.first + task.count - 1]];
+      const int64_t pad = tokenizer_->pad_id();
+      std::vector<int64_t> input_ids(task.count * seq, pad), mask(task.count * seq, 0);
+      for (size_t b = 0; b < task.count; ++b) {
+        const size_t text = job.order[task.first + b];
+        const int32_t n = job.lengths[text];
+        const int32_t* ids = job.ids.data() + job.offsets[text];
+        std::copy(ids, ids + n, input_ids.begin() + b * seq);
+        std::fill(mask.begin() + b * seq, mask.begin() + b * seq + n, 1);
+      }
+      std::vector<std::vector<float>> part;
+      session_->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
+      for (size_t k = 0; k < part.size() && k < job.outputs.size(); ++k) {
+        const size_t width = part[k].size() / task.count;
+        for (size_t b = 0; b < task.count; ++b) {
+          std::copy(part[k].begin() + b * width, part[k].begin() + (b + 1) * width,
+                    job.outputs[k].begin() + job.order[task.first + b] * width);
+        }
+      }
+    }
+  } catch (...) {
+    ErrorInfo error = DescribeCurrentException(code::kInference);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (job.error.empty()) job.error = std::move(error);
+    job.failed.store(true, std::memory_order_relaxed);
+  }
+  if (job.tasks_left.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish(&job);
+}
+
+void Worker::Finish(Job* job) {
+  bool failed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed = !job->error.empty();
+    if (failed && stopping_) job->error = {code::kDisposed, "engine disposed while this batch was running"};
+  }
+  if (failed) job->outputs.clear();
+  Post(job);
 }
 
 }  // namespace sentio

@@ -16,6 +16,7 @@
 
 #include <napi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -53,8 +54,13 @@ struct Job {
   std::vector<int32_t> ids;
   std::vector<int32_t> lengths;
   // output
-  std::vector<std::vector<float>> outputs;  // per model output, batch * width
-  ErrorInfo error;
+  std::vector<std::vector<float>> outputs;  // per model output, batch * width, rows in input order
+  ErrorInfo error;                          // first failure; written under the worker's mutex
+  // execution: texts sorted by length, where each text's ids start, sub-batches still to finish
+  std::vector<size_t> order;
+  std::vector<size_t> offsets;
+  std::atomic<int> tasks_left{0};
+  std::atomic<bool> failed{false};  // set with `error`; lets sibling tasks skip their work
 };
 
 class Worker;
@@ -92,12 +98,20 @@ class Worker : public std::enable_shared_from_this<Worker> {
   static void Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* context);
 
   void ThreadMain(Job* load_job);
+  // One length-sorted sub-batch of a run job: texts job->order[first .. first + count).
+  struct Task {
+    Job* job;
+    size_t first;
+    size_t count;
+  };
+
   void Serve();  // the job loop, then Exit()
   void Exit();   // the last thread out rejects what is queued and frees the session
   void Load();
-  void Process(Job& job);
-  void RunTokenized(const std::vector<int32_t>& ids, const std::vector<int32_t>& lengths,
-                    std::vector<std::vector<float>>& outputs);
+  void Start(std::unique_ptr<Job> job);  // tokenize, then plan and share out the sub-batches
+  std::vector<Task> Plan(Job& job);
+  void RunTask(const Task& task);
+  void Finish(Job* job);  // the thread that completes a job's last task posts it
   void Post(Job* job);
 
   WorkerConfig config_;
@@ -109,7 +123,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::unique_ptr<Job>> queue_;
+  std::deque<std::unique_ptr<Job>> queue_;  // jobs not started
+  std::deque<Task> tasks_;                  // sub-batches of started jobs (owned by their Job)
   bool stopping_ = false;
   std::unique_ptr<Session> session_;  // created and destroyed on the thread, under mutex_
 

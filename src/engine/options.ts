@@ -47,7 +47,7 @@ export interface EngineOptions {
   maxWaitMs?: number;
   /** Texts waiting for a batch before calls are refused with EngineOverloadedError. Default 4096. */
   maxQueue?: number;
-  /** Batches handed to the native engine at once. 0 = auto: one per engine thread plus one ready. Default 0. */
+  /** Batches handed to the native engine at once. 0 = auto: 2, one running (on all engine threads) and one ready. Default 0. */
   maxBatchesInFlight?: number;
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
@@ -115,7 +115,8 @@ export function threadPlan(o: Pick<ResolvedEngineOptions, 'inferenceThreads' | '
 } {
   const threads = o.inferenceThreads > 0 ? o.inferenceThreads : Math.min(cpus, 4);
   const intraOpThreads = o.intraOpThreads > 0 ? o.intraOpThreads : Math.max(1, Math.floor(cpus / threads));
-  const maxBatchesInFlight = o.maxBatchesInFlight > 0 ? o.maxBatchesInFlight : threads + 1;
+  // A batch is shared out across all engine threads, so one running and one ready keep them all busy.
+  const maxBatchesInFlight = o.maxBatchesInFlight > 0 ? o.maxBatchesInFlight : 2;
   return { threads, intraOpThreads, maxBatchesInFlight };
 }
 
