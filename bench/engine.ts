@@ -9,8 +9,8 @@
  *
  *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--inference-threads N] [--intra-threads N]
  *                           [--provider cpu|auto|cuda] [--quick]
- * The raw engine keeps as many batches outstanding as the batcher may (engine threads + 1), so "raw" is
- * the engine's full capacity at that batch size. The baseline uses onnxruntime-node's defaults except
+ * The raw engine keeps as many batches outstanding as the batcher may (2), so "raw" is the engine's full
+ * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
  *   npm run bench:engine -- --memory [--texts 200000]    RSS growth over many analysed texts
  */
