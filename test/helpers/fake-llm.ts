@@ -22,9 +22,9 @@ export type Behavior =
       finishReason?: string;
       /** Report usage (default true); false leaves Sentio to estimate it. */
       usage?: boolean;
-      /** Delay before the first byte of the response. */
+      /** Delay before the first byte of the response (non-streaming: plus tokenMs per word). */
       ttftMs?: number;
-      /** Delay between streamed chunks. */
+      /** Delay between streamed chunks (non-streaming: added once per word before answering). */
       tokenMs?: number;
       /** Put finish_reason on a separate empty-delta chunk (OpenAI's style) instead of the last content chunk. */
       separateFinish?: boolean;
@@ -54,6 +54,8 @@ export interface Received {
 export interface FakeLlmOptions {
   /** Used when no behavior is queued. */
   defaultBehavior?: Behavior;
+  /** Used when no behavior is queued and the request names this (upstream) model. */
+  byModel?: Record<string, Behavior>;
   host?: string;
 }
 
@@ -64,11 +66,13 @@ export class FakeLlm {
   readonly #server: http.Server;
   readonly #queue: Behavior[] = [];
   #default: Behavior;
+  readonly #byModel: Record<string, Behavior>;
   #port = 0;
   #waiters: Array<() => void> = [];
 
   private constructor(opts: FakeLlmOptions) {
     this.#default = opts.defaultBehavior ?? { kind: 'reply', content: DEFAULT_REPLY };
+    this.#byModel = opts.byModel ?? {};
     this.#server = http.createServer((req, res) => this.#handle(req, res));
     this.#server.keepAliveTimeout = 30_000;
   }
@@ -150,7 +154,8 @@ export class FakeLlm {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
         return;
       }
-      const behavior = this.#queue.shift() ?? this.#default;
+      const model = typeof body['model'] === 'string' ? body['model'] : '';
+      const behavior = this.#queue.shift() ?? (Object.hasOwn(this.#byModel, model) ? this.#byModel[model]! : this.#default);
       this.#respond(behavior, body, res, rec);
     });
   }
@@ -185,8 +190,10 @@ export class FakeLlm {
   }
 
   async #json(res: http.ServerResponse, model: string, body: Received['body'], b: Extract<Behavior, { kind: 'reply' }>): Promise<void> {
-    if (b.ttftMs) await sleep(b.ttftMs);
     const content = b.content ?? (b.toolCalls ? null : DEFAULT_REPLY);
+    // As long as generating the reply token by token would take.
+    const generation = (b.ttftMs ?? 0) + (b.tokenMs ?? 0) * (content?.match(/\S+\s*|\s+/g) ?? []).length;
+    if (generation) await sleep(generation);
     const message: Record<string, unknown> = { role: 'assistant', content };
     if (b.toolCalls) {
       message['tool_calls'] = b.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } }));
