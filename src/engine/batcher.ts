@@ -3,7 +3,8 @@
  *
  * A batch closes when it is full (maxBatchSize texts, or maxBatchTokens padded tokens = texts x longest
  * estimated length), when its oldest text has waited maxWaitMs, or at once when no batch is running:
- * waiting while the engine idles only adds latency. At most maxBatchesInFlight batches are handed to the
+ * waiting while the engine idles only adds latency (and an idle engine given one batch's worth of 16 or
+ * more texts gets it as two halves, so that one is always queued behind the other). At most maxBatchesInFlight batches are handed to the
  * engine at a time; with 2, the next batch is already queued natively while one runs, so the engine never
  * waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
  * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
@@ -26,6 +27,8 @@ export interface BatcherOptions<I> {
   maxBatchesInFlight: number;
   /** How many batches' worth of queued texts a batch may pick from (similar lengths), >= 1. */
   lookahead?: number;
+  /** An idle engine given at least twice this many texts (and less than a full batch) gets two half batches. */
+  splitMin?: number;
   /** Estimated tokens of one item (see estimate.ts). */
   cost: (item: I) => number;
   clock?: Clock;
@@ -110,8 +113,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
     this.#clock = opts.clock ?? systemClock;
-    this.#opts = { lookahead: 4, ...opts };
-    for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead'] as const) {
+    this.#opts = { lookahead: 4, splitMin: 8, ...opts };
+    for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead', 'splitMin'] as const) {
       const v = this.#opts[key];
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer, got ${v}`);
     }
@@ -207,7 +210,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   }
 
   #pump(): void {
-    const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight } = this.#opts;
+    const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight, splitMin } = this.#opts;
     while (this.#inFlight < maxBatchesInFlight && !this.#closed) {
       const { live, end } = this.#window();
       const oldest = live[0];
@@ -219,6 +222,17 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
           this.#armTimer(due);
           return;
         }
+      }
+      // An idle engine given at most one batch's worth gets it as two halves: the second waits in the addon
+      // while the first runs, so the engine never idles while the first half's callers send their
+      // next texts (closed-loop callers would otherwise always find it idle, and wait in lockstep).
+      const oneBatch = live.length <= maxBatchSize && paddedCost(live) <= maxBatchTokens;
+      if (oneBatch && this.#inFlight === 0 && maxBatchesInFlight >= 2 && live.length >= 2 * splitMin) {
+        const half = Math.ceil(live.length / 2);
+        this.#dispatch(this.#take(live, end, half));
+        const rest = this.#window();
+        if (rest.live.length > 0) this.#dispatch(this.#take(rest.live, rest.end));
+        continue;
       }
       this.#dispatch(this.#take(live, end));
     }
@@ -239,13 +253,13 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   }
 
   /** Choose the next batch from the window and remove it (and dead entries) from the queue. */
-  #take(live: Entry<I, O>[], end: number): Entry<I, O>[] {
-    const { maxBatchSize, maxBatchTokens } = this.#opts;
+  #take(live: Entry<I, O>[], end: number, maxSize = this.#opts.maxBatchSize): Entry<I, O>[] {
+    const { maxBatchTokens } = this.#opts;
     let batch: Entry<I, O>[];
-    if (live.length <= maxBatchSize && paddedCost(live) <= maxBatchTokens) {
+    if (live.length <= maxSize && paddedCost(live) <= maxBatchTokens) {
       batch = live;
     } else {
-      batch = similarAround(live, maxBatchSize, maxBatchTokens);
+      batch = similarAround(live, maxSize, maxBatchTokens);
     }
     for (const e of batch) e.taken = true;
     // Compact [head, end): keep what is neither taken nor dead, in order, ending at `end`.

@@ -67,6 +67,22 @@ describe('MicroBatcher', () => {
     expect(runs.map((r) => r.items)).toEqual([['a', 'b', 'c']]);
   });
 
+  it('gives an idle engine one batch of 16+ texts as two halves, so one is always queued', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 64 });
+    for (let i = 0; i < 20; i++) void batcher.submit([`t${i}`]);
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([10, 10]);
+    await finish(0);
+    await finish(1);
+    for (let i = 0; i < 15; i++) void batcher.submit([`u${i}`]); // below 2 x splitMin: one batch
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([10, 10, 15]);
+    await finish(2);
+    for (let i = 0; i < 64; i++) void batcher.submit([`v${i}`]); // exactly one full batch: halves too
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([10, 10, 15, 32, 32]);
+  });
+
   it('closes batches at maxBatchSize and keeps at most maxBatchesInFlight running', async () => {
     const { clock, runs, batcher, finish } = setup();
     const calls = 'abcdefghij'.split('').map((s) => track(batcher.submit([s])));
