@@ -2,6 +2,14 @@
 
     /usr/bin/python3 models/train/train.py            # full recipe
     /usr/bin/python3 models/train/train.py --no-dair  # variant without the research-only dair-ai data
+
+Three branches of one network, trained one after another (they share no weights):
+  six  - dair-ai six-way. K fold-teachers give out-of-fold soft labels for every training text; the
+         branch is then trained on hard+soft targets, chat-style augmented copies, synthetic emoji /
+         negation / intensity rows and GoEmotions mapped to the six as weak labels.
+  sub  - GoEmotions 28 labels (sigmoid); thresholds picked on 10% of GoEmotions train held out.
+  va   - EmoBank valence/arousal, plus a TF-IDF ridge teacher's predictions on the other corpora's texts.
+Selection uses dev splits carved from train; dair-ai val, GoEmotions dev and EmoBank test are reported.
 """
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import time
 
@@ -20,7 +29,9 @@ import corpora  # noqa: E402
 import data  # noqa: E402
 import export  # noqa: E402
 import metrics  # noqa: E402
-from model import EmotionNet  # noqa: E402
+import teachers  # noqa: E402
+from fit import Encoder, Row, fit, predict  # noqa: E402
+from model import Branch, EmotionNet, BRANCH_DEFAULTS, OUT_SIZES  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -32,187 +43,204 @@ def log(msg: str) -> None:
     print(f"[{time.time() - T0:7.1f}s] {msg}", flush=True)
 
 
-def seed_all(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
+def new_branch(name: str, vocab: int, seed: int, cfg: dict | None = None) -> Branch:
     torch.manual_seed(seed)
+    return Branch(vocab, out=OUT_SIZES[name], **dict(BRANCH_DEFAULTS[name], **(cfg or {})))
 
 
-class Encoder:
-    """Caches token ids per text: augmented texts repeat across epochs."""
-
-    def __init__(self, tok: Tokenizer):
-        self.tok = tok
-        self.cache: dict[str, list[int]] = {}
-
-    def __call__(self, text: str) -> list[int]:
-        ids = self.cache.get(text)
-        if ids is None:
-            ids = self.tok.encode(text)
-            if len(self.cache) < 2_000_000:
-                self.cache[text] = ids
-        return ids
+def six_scores(branch: Branch, rows, enc: Encoder) -> dict:
+    p = predict(branch, "softmax", [t for t, _ in rows], enc)
+    return metrics.six_way([data.SIX_INDEX[l] for _, l in rows], p.argmax(1), data.SIX)
 
 
-def pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    T = max(len(s) for s in seqs)
-    ids = torch.zeros(len(seqs), T, dtype=torch.int64)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.int64)
-    return ids, (ids != 0).to(torch.int64)
+# -- six ---------------------------------------------------------------------------------------------
+def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Branch:
+    dair_train, dair_dev = data.dair_splits(args.seed) if not args.no_dair else ([], [])
+    val = corpora.dair("val") if not args.no_dair else []
+    report = (lambda b: (lambda _e: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))))
+
+    soft = None
+    if dair_train and args.teachers > 1:
+        soft = fold_teachers(args, enc, vocab, dair_train, dair_dev, val, report)
+
+    go_rows: list[Row] = []
+    if args.go_six_w > 0:
+        for text, labels in data.go_splits(args.seed)[0]:
+            t = data.go_six_target(labels, names)
+            if t is not None:
+                go_rows.append((text, t, args.go_six_w))
+
+    def rows_for_epoch(epoch: int) -> list[Row]:
+        rng = random.Random(args.seed * 1000 + epoch)
+        rows: list[Row] = []
+        for i, (text, label) in enumerate(dair_train):
+            target = data.one_hot(label, args.smooth)
+            if soft is not None:
+                target = [(1 - args.alpha) * h + args.alpha * float(s) for h, s in zip(target, soft[i])]
+            rows.append((text, target, 1.0))
+            if rng.random() < args.p_chat:
+                rows.append((data.chatify(text, rng, label, p_emoji=0.2), target, 1.0))
+        rows += [r for r in go_rows if rng.random() < args.go_frac]
+        for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int):
+            rows.append((ex.text, ex.six, 1.0))
+        return rows
+
+    branch = new_branch("six", vocab, args.seed)
+    fit(branch, "softmax", rows_for_epoch, enc, epochs=args.epochs, lr=args.lr, seed=args.seed, wdrop=args.wdrop,
+        report=report(branch) if dair_dev else None, log=log, name="six")
+    if dair_dev:
+        log(f"six: dair dev {json.dumps(six_scores(branch, dair_dev, enc))}")
+        log(f"six: dair val (reported, not used for selection) {json.dumps(six_scores(branch, val, enc))}")
+    return branch
 
 
-def batches(examples: list[data.Example], enc: Encoder, bs: int, rng: random.Random):
-    """Shuffled batches of similar length (sorted within chunks of 50 batches) to limit padding."""
-    idx = list(range(len(examples)))
-    rng.shuffle(idx)
-    chunk = bs * 50
-    out = []
-    for c in range(0, len(idx), chunk):
-        part = sorted(idx[c: c + chunk], key=lambda i: len(enc(examples[i].text)))
-        out += [part[b: b + bs] for b in range(0, len(part), bs)]
-    rng.shuffle(out)
-    for b in out:
-        yield [examples[i] for i in b]
+def fold_teachers(args, enc, vocab, dair_train, dair_dev, val, report) -> np.ndarray:
+    """Out-of-fold six-way probabilities for every dair-ai training text from K teachers, each trained on
+    the other K-1 folds: soft labels that carry what the data says about each text's ambiguity."""
+    k = args.teachers
+    rng = random.Random(args.seed)
+    fold = [i % k for i in range(len(dair_train))]
+    rng.shuffle(fold)
+    soft = np.zeros((len(dair_train), 6), np.float32)
+    dev_sum = np.zeros((len(dair_dev), 6), np.float32)
+    val_sum = np.zeros((len(val), 6), np.float32)
+    for f in range(k):
+        train_rows = [(t, data.one_hot(l, args.smooth), 1.0) for (t, l), g in zip(dair_train, fold) if g != f]
+        held = [i for i, g in enumerate(fold) if g == f]
+        teacher = new_branch("six", vocab, args.seed + 101 * (f + 1))
+        fit(teacher, "softmax", lambda _e: train_rows, enc, epochs=args.teacher_epochs, lr=args.lr,
+            seed=args.seed + f, wdrop=args.wdrop, log=log, name=f"teacher {f + 1}/{k}")
+        soft[held] = predict(teacher, "softmax", [dair_train[i][0] for i in held], enc)
+        dev_sum += predict(teacher, "softmax", [t for t, _ in dair_dev], enc)
+        val_sum += predict(teacher, "softmax", [t for t, _ in val], enc)
+        m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], dev_sum.argmax(1))
+        log(f"teachers 1..{f + 1} ensemble: dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
+    gold = [data.SIX_INDEX[l] for _, l in dair_train]
+    log(f"out-of-fold teacher accuracy on dair train {float((soft.argmax(1) == np.array(gold)).mean()):.4f}")
+    mv = metrics.six_way([data.SIX_INDEX[l] for _, l in val], val_sum.argmax(1))
+    log(f"teacher ensemble dair val (reported only) {mv['accuracy']:.4f}/{mv['macro_f1']:.4f}")
+    return soft
 
 
-def collate(exs: list[data.Example], enc: Encoder):
-    ids, mask = pad([enc(e.text) for e in exs])
-    z6, z28, z2 = [0.0] * 6, [0.0] * 28, [0.0] * 2
-    t = lambda rows: torch.tensor(rows, dtype=torch.float32)  # noqa: E731
-    return (ids, mask,
-            t([e.six or z6 for e in exs]), t([e.six_w for e in exs]),
-            t([e.sub or z28 for e in exs]), t([e.sub_w for e in exs]),
-            t([e.va or z2 for e in exs]), t([e.va_w for e in exs]))
+# -- sub ---------------------------------------------------------------------------------------------
+def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch, dict[str, float], dict]:
+    go_train, go_hold = data.go_splits(args.seed)
+    rows: list[Row] = [(t, data.multi_hot(l), 1.0) for t, l in go_train]
+    hold_gold = np.array([data.multi_hot(l) for _, l in go_hold])
+
+    def report_for(branch: Branch):
+        def report(_e: int) -> str:
+            p = predict(branch, "bce", [t for t, _ in go_hold], enc)
+            th = metrics.pick_thresholds(hold_gold, p)
+            return f"hold macro-F1 (tuned) {metrics.multilabel(hold_gold, p, th, names)['macro_f1']:.4f}"
+        return report
+
+    def rows_for_epoch(epoch: int) -> list[Row]:
+        rng = random.Random(args.seed * 2000 + epoch)
+        # punctuation-free, lower-case copies: GoEmotions is chat text already, dair-ai style text is not
+        extra = [(t.lower().replace(",", "").replace(".", ""), y, w) for t, y, w in rows if rng.random() < 0.1]
+        return rows + extra
+
+    branch = new_branch("sub", vocab, args.seed + 7)
+    fit(branch, "bce", rows_for_epoch, enc, epochs=args.sub_epochs, lr=args.lr, seed=args.seed + 7,
+        report=report_for(branch), log=log, name="sub")
+    p = predict(branch, "bce", [t for t, _ in go_hold], enc)
+    th = metrics.pick_thresholds(hold_gold, p)
+    go_dev = corpora.goemotions("dev")
+    pd = predict(branch, "bce", [t for t, _ in go_dev], enc)
+    dev = metrics.multilabel(np.array([data.multi_hot(l) for _, l in go_dev]), pd, th, names)
+    log(f"sub: GoEmotions dev macro-F1 {dev['macro_f1']:.4f} with thresholds from the train hold-out")
+    return branch, {names[i]: round(float(t), 3) for i, t in enumerate(th)}, dev
 
 
-VA_SD = torch.tensor([0.175, 0.065])  # EmoBank sd of V and A after rescaling: the VA loss is on z-scores
+# -- va ----------------------------------------------------------------------------------------------
+def train_va(args, enc: Encoder, vocab: int) -> tuple[Branch, dict]:
+    eb_train, eb_dev, eb_test = corpora.emobank("train"), corpora.emobank("dev"), corpora.emobank("test")
+    rows: list[Row] = [(t, data.va_target(v, a), 1.0) for t, v, a in eb_train]
+    extra_texts = [t for t, _ in data.go_splits(args.seed)[0]]
+    if not args.no_dair:
+        extra_texts += [t for t, _ in data.dair_splits(args.seed)[0]]
+    pseudo = teachers.ridge_va(eb_train, extra_texts, eb_dev, log)
+    pseudo_rows: list[Row] = [(t, list(map(float, y)), args.va_pseudo_w) for t, y in zip(extra_texts, pseudo)]
 
+    def r_of(branch: Branch, split) -> dict:
+        p = predict(branch, "va", [t for t, _, _ in split], enc)
+        return {"valence_r": float(np.corrcoef(p[:, 0], [v for _, v, _ in split])[0, 1]),
+                "arousal_r": float(np.corrcoef(p[:, 1], [a for _, _, a in split])[0, 1])}
 
-def loss_fn(model: EmotionNet, batch) -> torch.Tensor:
-    ids, mask, six_t, six_w, sub_t, sub_w, va_t, va_w = batch
-    six, sub, va = model.logits(ids, mask)
-    l_six = -(six_t * torch.log_softmax(six, dim=1)).sum(1)
-    l_sub = torch.nn.functional.binary_cross_entropy_with_logits(sub, sub_t, reduction="none").mean(1)
-    va_pred = torch.cat([torch.tanh(va[:, :1]), torch.sigmoid(va[:, 1:])], dim=1)
-    l_va = (((va_pred - va_t) / VA_SD) ** 2).mean(1)
-    total = (l_six * six_w).sum() + (l_sub * sub_w).sum() * 10.0 + (l_va * va_w).sum() * 0.5
-    return total / len(ids)
+    def rows_for_epoch(epoch: int) -> list[Row]:
+        rng = random.Random(args.seed * 3000 + epoch)
+        return rows + [r for r in pseudo_rows if rng.random() < args.va_pseudo_frac]
 
-
-@torch.no_grad()
-def predict(model: EmotionNet, texts: list[str], enc: Encoder, bs: int = 256):
-    model.eval()
-    order = sorted(range(len(texts)), key=lambda i: len(enc(texts[i])))
-    six = np.zeros((len(texts), 6), np.float32)
-    sub = np.zeros((len(texts), 28), np.float32)
-    va = np.zeros((len(texts), 2), np.float32)
-    for b in range(0, len(order), bs):
-        ii = order[b: b + bs]
-        ids, mask = pad([enc(texts[i]) for i in ii])
-        p6, p28, p2 = model(ids, mask)
-        six[ii], sub[ii], va[ii] = p6.numpy(), p28.numpy(), p2.numpy()
-    return six, sub, va
-
-
-def build_epoch(base: list[data.Example], dair_rows, rng: random.Random, args) -> list[data.Example]:
-    exs = list(base)
-    for text, label in dair_rows:
-        t = data.chatify(text, rng, label, p_emoji=0.15) if rng.random() < args.p_chat else text
-        exs.append(data.Example(text=t, six=data.one_hot(label, args.smooth), six_w=1.0, source="dair"))
-    exs += data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int)
-    return exs
+    branch = new_branch("va", vocab, args.seed + 11)
+    fit(branch, "va", rows_for_epoch, enc, epochs=args.va_epochs, lr=args.lr, seed=args.seed + 11,
+        report=lambda _e: "dev r v {valence_r:.3f} a {arousal_r:.3f}".format(**r_of(branch, eb_dev)),
+        log=log, name="va")
+    test = r_of(branch, eb_test)
+    log(f"va: EmoBank test {json.dumps(test)}")
+    return branch, test
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-dair", action="store_true", help="train without the research-only dair-ai data")
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--epochs", type=int, default=8)
-    ap.add_argument("--bs", type=int, default=64)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--lr", type=float, default=5e-3)
+    ap.add_argument("--epochs", type=int, default=6, help="six-way student epochs")
+    ap.add_argument("--teachers", type=int, default=5, help="fold teachers for soft labels (<=1: none)")
+    ap.add_argument("--teacher-epochs", type=int, default=5)
+    ap.add_argument("--alpha", type=float, default=0.5, help="weight of the teachers' soft labels")
     ap.add_argument("--smooth", type=float, default=0.1)
-    ap.add_argument("--p-chat", type=float, default=0.4)
-    ap.add_argument("--go-six-w", type=float, default=0.3)
-    ap.add_argument("--n-emoji", type=int, default=600)
-    ap.add_argument("--n-neg", type=int, default=600)
-    ap.add_argument("--n-int", type=int, default=600)
-    ap.add_argument("--version", default="0.1.0")
+    ap.add_argument("--wdrop", type=float, default=0.0)
+    ap.add_argument("--p-chat", type=float, default=0.3, help="share of dair rows also seen chat-styled")
+    ap.add_argument("--go-six-w", type=float, default=0.2, help="weight of GoEmotions' weak six-way labels")
+    ap.add_argument("--go-frac", type=float, default=0.3, help="share of those rows used per epoch")
+    ap.add_argument("--n-emoji", type=int, default=500)
+    ap.add_argument("--n-neg", type=int, default=500)
+    ap.add_argument("--n-int", type=int, default=500)
+    ap.add_argument("--sub-epochs", type=int, default=5)
+    ap.add_argument("--va-epochs", type=int, default=6)
+    ap.add_argument("--va-pseudo-w", type=float, default=0.5)
+    ap.add_argument("--va-pseudo-frac", type=float, default=0.3)
+    ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
+    ap.add_argument("--version", default="1.0.0")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
-    torch.set_num_threads(2)
-    seed_all(args.seed)
+    torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
     data.check_mapping()
+    only = set(args.only.split(","))
 
     tok = Tokenizer.load(os.path.join(OUT, "tokenizer.json"))
     enc = Encoder(tok)
+    vocab = len(tok.vocab)
     names = data.load_go_names()
-    dair_train, dair_dev = data.dair_splits(args.seed) if not args.no_dair else ([], [])
-    go_train, go_hold = data.go_splits(args.seed)
-    base: list[data.Example] = []
-    for text, labels in go_train:
-        six = data.go_six_target(labels, names)
-        base.append(data.Example(text=text, six=six, six_w=args.go_six_w if six else 0.0,
-                                 sub=data.multi_hot(labels), sub_w=1.0, source="go"))
-    for text, v, a in corpora.emobank("train"):
-        base.append(data.Example(text=text, va=data.va_target(v, a), va_w=1.0, source="emobank"))
-    log(f"dair train {len(dair_train)} dev {len(dair_dev)}; go train {len(go_train)} hold {len(go_hold)}; "
-        f"emobank train {len(corpora.emobank('train'))}")
-
-    model = EmotionNet(len(tok.vocab))
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    rng = random.Random(args.seed)
-    steps_per_epoch = (len(base) + len(dair_train) + args.n_emoji + args.n_neg + args.n_int) // args.bs + 1
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps_per_epoch * args.epochs + 10,
-                                                pct_start=0.1)
-    for epoch in range(args.epochs):
-        model.train()
-        exs = build_epoch(base, dair_train, rng, args)
-        total, n = 0.0, 0
-        for exb in batches(exs, enc, args.bs, rng):
-            loss = loss_fn(model, collate(exb, enc))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item()
-            n += 1
-        msg = f"epoch {epoch + 1}/{args.epochs} loss {total / n:.4f}"
-        if dair_dev:
-            six, _, _ = predict(model, [t for t, _ in dair_dev], enc)
-            m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], six.argmax(1))
-            msg += f" | dair dev acc {m['accuracy']:.4f} f1 {m['macro_f1']:.4f}"
-        log(msg)
-
-    final = evaluate(model, enc, go_hold, names, args)
-    export.export_onnx(model, os.path.join(args.out, "model.onnx"))
-    export.write_manifest(args.out, args.version, tok.max_length, names, final.pop("thresholds"), final,
-                          extra={"training": {"command": " ".join(["/usr/bin/python3", "models/train/train.py"] + sys.argv[1:]),
-                                              "seed": args.seed, "no_dair": args.no_dair,
-                                              "seconds": round(time.time() - T0)}})
-    log(f"wrote {args.out}/model.onnx and manifest.json")
-
-
-def evaluate(model: EmotionNet, enc: Encoder, go_hold, names, args) -> dict:
-    out: dict = {}
-    # thresholds on the held-out part of GoEmotions train, then applied to dev
-    _, sub, _ = predict(model, [t for t, _ in go_hold], enc)
-    thresholds = metrics.pick_thresholds(np.array([data.multi_hot(l) for _, l in go_hold]), sub)
-    go_dev = corpora.goemotions("dev")
-    _, sub, _ = predict(model, [t for t, _ in go_dev], enc)
-    out["goemotions_dev"] = metrics.multilabel(np.array([data.multi_hot(l) for _, l in go_dev]), sub, thresholds, names)
-    log(f"goemotions dev macro-F1 {out['goemotions_dev']['macro_f1']:.4f}")
-    eb = corpora.emobank("test")
-    _, _, va = predict(model, [t for t, _, _ in eb], enc)
-    out["emobank_test"] = {"valence_r": float(np.corrcoef(va[:, 0], [v for _, v, _ in eb])[0, 1]),
-                           "arousal_r": float(np.corrcoef(va[:, 1], [a for _, _, a in eb])[0, 1])}
-    log(f"emobank test {out['emobank_test']}")
-    val = corpora.dair("val")
-    six, _, _ = predict(model, [t for t, _ in val], enc)
-    out["dair_val"] = metrics.six_way([data.SIX_INDEX[l] for _, l in val], six.argmax(1), data.SIX)
-    log(f"dair val {json.dumps(out['dair_val'])}")
-    out["thresholds"] = {names[i]: round(float(t), 3) for i, t in enumerate(thresholds)}
-    return out
+    net = EmotionNet(vocab)
+    metrics_out: dict = {}
+    thresholds = {n: 0.5 for n in names}
+    if "six" in only:
+        net.branches["six"] = train_six(args, enc, vocab, names)
+    if "sub" in only:
+        net.branches["sub"], thresholds, metrics_out["goemotions_dev"] = train_sub(args, enc, vocab, names)
+    if "va" in only:
+        net.branches["va"], metrics_out["emobank_test"] = train_va(args, enc, vocab)
+    if not args.no_dair:
+        val = corpora.dair("val")
+        metrics_out["dair_val"] = six_scores(net.branches["six"], val, enc)
+        metrics_out["dair_dev"] = six_scores(net.branches["six"], data.dair_splits(args.seed)[1], enc)
+        log(f"dair val {json.dumps(metrics_out['dair_val'])}")
+    os.makedirs(args.out, exist_ok=True)
+    if os.path.abspath(args.out) != os.path.abspath(OUT):
+        shutil.copyfile(os.path.join(OUT, "tokenizer.json"), os.path.join(args.out, "tokenizer.json"))
+    export.export_onnx(net, os.path.join(args.out, "model.onnx"))
+    seconds = round(time.time() - T0)
+    export.write_manifest(args.out, args.version, tok.max_length, names, thresholds, metrics_out, extra={
+        "training": {"command": " ".join(["/usr/bin/python3", "models/train/train.py"] + sys.argv[1:]),
+                     "seed": args.seed, "no_dair": args.no_dair, "seconds": seconds,
+                     "architecture": net.config}})
+    log(f"wrote {args.out}/model.onnx and manifest.json in {seconds}s")
 
 
 if __name__ == "__main__":
