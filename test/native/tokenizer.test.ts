@@ -91,7 +91,7 @@ describe('token estimate (batch shaping)', () => {
     const big = 'word '.repeat(200_000);
     const t0 = performance.now();
     expect(estimateTokens(big, 128)).toBe(128);
-    expect(performance.now() - t0).toBeLessThan(5);
+    expect(performance.now() - t0).toBeLessThan(50); // it reads a few thousand characters, not a million
     expect(estimateTokens('', 128)).toBe(1);
     expect(estimateTokens('我很高兴', 128)).toBe(5);
     expect(estimateTokens('😭😭', 128)).toBe(3);
