@@ -13,14 +13,16 @@ import { createLogger } from '../log.js';
 import { RemoteEngine, reviveError } from './remote-engine.js';
 import { remoteStores } from './remote-stores.js';
 import { RpcClient } from './rpc.js';
+import { SharedMemoryRateLimitStore } from './shared-rate-limit.js';
+import type { SharedBucketMemory } from './shared-rate-limit.js';
 
 export interface WorkerInit {
   index: number;
   /** The process's configuration, with the port every worker listens on. */
   config: Config;
   rpcPort: MessagePort;
-  /** true: contexts, buckets and idempotency records live on the main thread (no Redis). */
-  sharedStores: boolean;
+  /** Set without Redis: contexts and idempotency records live on the main thread, buckets in this memory. */
+  sharedBuckets: SharedBucketMemory | undefined;
   labels: LabelOrder;
   engineDescription: Record<string, unknown>;
 }
@@ -35,13 +37,14 @@ async function run(): Promise<void> {
   const post = (m: FromWorker) => control.postMessage(m);
   const rpc = new RpcClient(init.rpcPort, reviveError);
   const engine = new RemoteEngine(rpc, init.labels, init.engineDescription);
-  const stores = init.sharedStores ? remoteStores(rpc) : undefined;
+  const stores = init.sharedBuckets ? remoteStores(rpc) : undefined;
+  const rateLimits = init.sharedBuckets && stores ? new SharedMemoryRateLimitStore(init.sharedBuckets, stores.rateLimits) : undefined;
   const logger = createLogger(init.config.logLevel).child({ worker: init.index });
   let sentio: Sentio;
   try {
     sentio = await startSentio(init.config, {
       engine, logger,
-      ...(stores ? { store: stores.contexts, rateLimits: stores.rateLimits, idempotency: stores.idempotency } : {}),
+      ...(stores && rateLimits ? { store: stores.contexts, rateLimits, idempotency: stores.idempotency } : {}),
     });
   } catch (err) {
     logger.flush();

@@ -5,12 +5,14 @@
  *
  *   main thread                          worker thread i (src/scale/http-worker.ts)
  *   engine + batcher  <── RPC port ──>   RemoteEngine ─┐
- *   memory stores     <── RPC port ──>   stores* ──────┼─ startSentio(): uWS app on :port
+ *   memory stores     <── RPC port ──>   stores* ──────┤
+ *   bucket memory (SharedArrayBuffer) ── buckets* ─────┼─ startSentio(): uWS app on :port
  *   (or none: Redis)                     Redis client* ┘   (auth, limits, routes)
  *   control: listening / close / closed / reload-keys     * one or the other
  *
  * Without Redis the main thread holds the one set of in-process stores and serves it to every worker, so
- * contexts, idempotency records and quotas stay shared. With Redis each worker uses Redis directly.
+ * contexts and idempotency records stay shared; rate-limit buckets sit in shared memory that every worker
+ * updates directly. With Redis each worker uses Redis directly.
  * Threads rather than node:cluster processes because processes cannot share one engine (one model copy,
  * one batcher per device) without a far costlier IPC hop. docs/deployment.md.
  */
@@ -27,6 +29,7 @@ import type { FromWorker, ToWorker, WorkerInit } from './http-worker.js';
 import { engineHandlers } from './remote-engine.js';
 import { storeHandlers } from './remote-stores.js';
 import { serveRpc } from './rpc.js';
+import { allocateSharedBuckets } from './shared-rate-limit.js';
 import type { RpcHandler } from './rpc.js';
 
 export interface HttpWorkersOptions {
@@ -55,6 +58,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   // With Redis each worker connects on its own; check it answers before starting any of them.
   if (config.redisUrl) await (await openStores(config, { logger })).close();
   const shared: StateStores | undefined = config.redisUrl ? undefined : await openStores(config, { logger });
+  const sharedBuckets = shared ? allocateSharedBuckets() : undefined;
   const handlers: Record<string, RpcHandler> = { ...engineHandlers(opts.engine), ...(shared ? storeHandlers(shared) : {}) };
   // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
   const port = config.port === 0 ? await pickFreePort(config.host) : config.port;
@@ -69,7 +73,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
       index,
       config: { ...config, port },
       rpcPort: port2,
-      sharedStores: shared !== undefined,
+      sharedBuckets,
       labels: opts.engine.labels,
       engineDescription: opts.engine.describe(),
     };
@@ -149,7 +153,8 @@ function stopWorker(worker: Worker, graceMs: number): Promise<void> {
     };
     const timer = setTimeout(finish, graceMs + 5_000);
     worker.on('message', (m: FromWorker) => {
-      if (m.t === 'closed') finish();
+      // Closed: the thread ends by itself once its ports close; terminate only if it lingers.
+      if (m.t === 'closed') setTimeout(finish, 1_000).unref();
     });
     worker.once('exit', finish);
     worker.postMessage({ t: 'close', graceMs } satisfies ToWorker);

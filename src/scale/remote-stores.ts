@@ -1,20 +1,37 @@
 /**
  * In-process stores shared by HTTP worker threads when there is no Redis: the main thread holds the one
- * set of memory stores and serves them over each worker's port, so every worker sees the same contexts,
- * idempotency records and quotas. Each call is one message round trip to the main thread. With Redis the
- * workers talk to Redis themselves and none of this is used.
+ * set of memory stores and serves them over each worker's port, so every worker sees the same contexts
+ * and idempotency records (rate-limit buckets live in shared memory: shared-rate-limit.ts). Each call is
+ * one message round trip to the main thread. A worker keeps the context records it has read and asks
+ * the main thread only whether they are still current, so a read of an unchanged context costs the main
+ * thread a lookup instead of copying the whole record. With Redis the workers talk to Redis themselves
+ * and none of this is used.
  */
+import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
 import type { ContextRecord, ContextStore, StoredMessage } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
 import type { RpcClient, RpcHandler } from './rpc.js';
 
+/** The main thread's answer to a read of a context the worker already holds at the same version. */
+const UNCHANGED = 'unchanged';
+/** Messages a worker keeps cached across its context records. */
+const CACHED_MESSAGES = 50_000;
+
+/** Changes with every append (total), and when an expired context is started afresh (createdAt). */
+function versionOf(r: ContextRecord): string {
+  return `${r.createdAt}:${r.updatedAt}:${r.total}`;
+}
+
 /** Main thread: serve `stores` to workers. */
 export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
   const value = (v: unknown) => ({ value: v });
   return {
-    'ctx.get': async ([id]) => value(await stores.contexts.get(id as string)),
+    'ctx.get': async ([id, known]) => {
+      const record = await stores.contexts.get(id as string);
+      return value(record && known !== null && versionOf(record) === known ? UNCHANGED : record);
+    },
     'ctx.append': async ([id, messages]) => value(await stores.contexts.append(id as string, messages as StoredMessage[])),
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
@@ -28,9 +45,23 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
 
 /** Worker thread: the main thread's stores behind the usual interfaces. */
 export function remoteStores(rpc: RpcClient): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
+  // Records are immutable snapshots (the memory store copies on write), so a cached one is exact as long
+  // as its version matches the main thread's.
+  const cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
   const contexts: ContextStore = {
-    get: (id) => rpc.call<ContextRecord | undefined>('ctx.get', [id]),
-    append: (id, messages) => rpc.call<ContextRecord>('ctx.append', [id, messages]),
+    async get(id) {
+      const cached = cache.get(id);
+      const reply = await rpc.call<ContextRecord | typeof UNCHANGED | undefined>('ctx.get', [id, cached ? versionOf(cached) : null]);
+      if (reply === UNCHANGED && cached) return cached;
+      if (reply === undefined || reply === UNCHANGED) cache.delete(id);
+      else cache.set(id, reply);
+      return reply === UNCHANGED ? undefined : reply;
+    },
+    async append(id, messages) {
+      const record = await rpc.call<ContextRecord>('ctx.append', [id, messages]);
+      cache.set(id, record);
+      return record;
+    },
     size: () => rpc.call<number>('ctx.size', []),
     close: async () => {}, // the main thread owns and closes the stores
   };
