@@ -58,6 +58,19 @@ describe('RedisContextStore', () => {
     expect((await b.get('race'))?.messages.map((m) => m.id)).toEqual(final?.messages.map((m) => m.id));
   });
 
+  it('a read served from the local copy is never older than Redis', async () => {
+    const conn = await connection();
+    const a = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 100 });
+    const b = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 });
+    await a.append('cache', [message('1')]);
+    const first = await a.get('cache');
+    expect(await a.get('cache')).toBe(first); // unchanged: the same decoded record, no list transferred
+    await b.append('cache', [message('2')]);
+    expect((await a.get('cache'))?.messages.map((m) => m.id)).toEqual(['1', '2']);
+    await conn.client.del('unit:ctx:{cache}', 'unit:ctx:{cache}:m');
+    expect(await a.get('cache')).toBeUndefined();
+  });
+
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });

@@ -4,7 +4,13 @@
  * script rather than MULTI because it is one round trip that also returns the record as it stood right
  * after this append, and because it can branch (start afresh when the context is logically expired).
  * Expiry is Redis's own PEXPIRE, sliding on every write like the in-process store; reads do not extend it.
+ *
+ * Reads keep the records they decoded (bounded by messages) and send Redis the version they hold; Redis
+ * answers "unchanged" without the message list when it still is, so polling a context's state does not
+ * move and decode its whole history every time. The version check runs inside Redis at read time, so a
+ * read never returns anything older than what Redis holds.
  */
+import { LRUCache } from 'lru-cache';
 import type { ContextRecord, ContextStore, StoredMessage } from '../context-store.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
@@ -31,6 +37,20 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return {redis.call('HGET', KEYS[1], 'createdAt'), tostring(total), redis.call('LRANGE', KEYS[2], 0, -1)}
 `;
 
+// KEYS: meta, messages. ARGV: version held by the caller ('' for none).
+// Returns nil when the context does not exist, {createdAt, updatedAt, total} when the caller's version is
+// current, else {createdAt, updatedAt, total, messages}.
+const READ = `
+local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
+if not m[1] or not m[2] then return false end
+local total = m[3] or '0'
+if ARGV[1] ~= '' and (m[1] .. ':' .. m[2] .. ':' .. total) == ARGV[1] then return {m[1], m[2], total} end
+return {m[1], m[2], total, redis.call('LRANGE', KEYS[2], 0, -1)}
+`;
+
+/** Messages kept decoded across cached records (one process). */
+const CACHED_MESSAGES = 50_000;
+
 export interface RedisContextStoreOptions {
   ttlSeconds: number;
   maxMessagesPerContext: number;
@@ -43,12 +63,18 @@ export interface RedisContextStoreOptions {
 }
 
 type AppendReply = [Buffer, Buffer, Buffer[]];
+type ReadReply = null | [Buffer, Buffer, Buffer] | [Buffer, Buffer, Buffer, Buffer[]];
+
+function versionOf(r: ContextRecord): string {
+  return `${r.createdAt}:${r.updatedAt}:${r.total}`;
+}
 
 export class RedisContextStore implements ContextStore {
   readonly #redis: RedisConnection;
   readonly #ttlMs: number;
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
+  readonly #cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -56,6 +82,7 @@ export class RedisContextStore implements ContextStore {
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
     redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 2, lua: APPEND });
+    redis.client.defineCommand('sentioContextRead', { numberOfKeys: 2, lua: READ });
   }
 
   #now(): number {
@@ -64,22 +91,29 @@ export class RedisContextStore implements ContextStore {
 
   async get(contextId: string): Promise<ContextRecord | undefined> {
     const keys = contextKeys(this.#redis.prefix, contextId);
-    const replies = await this.#redis.run((c) =>
-      c.multi().hmget(keys.meta, 'createdAt', 'updatedAt', 'total').lrangeBuffer(keys.messages, 0, -1).exec());
-    const [metaReply, listReply] = replies ?? [];
-    if (!metaReply || !listReply || metaReply[0] || listReply[0]) {
-      throw metaReply?.[0] ?? listReply?.[0] ?? new Error('redis: MULTI was discarded. This is a bug.');
+    const cached = this.#cache.get(contextId);
+    const reply = await this.#redis.run((c) =>
+      (c as unknown as ContextCommands).sentioContextReadBuffer(keys.meta, keys.messages, cached ? versionOf(cached) : ''));
+    if (reply === null) {
+      this.#cache.delete(contextId);
+      return undefined;
     }
-    const [createdAt, updatedAt, total] = metaReply[1] as Array<string | null>;
-    if (createdAt == null || updatedAt == null) return undefined;
-    if (this.#fakeClock && Number(updatedAt) + this.#ttlMs <= this.#fakeClock()) return undefined;
-    return {
-      id: contextId,
-      createdAt: Number(createdAt),
-      updatedAt: Number(updatedAt),
-      total: Number(total ?? 0),
-      messages: (listReply[1] as Buffer[]).map((b) => decode<StoredMessage>(b)),
-    };
+    let record: ContextRecord;
+    if (reply.length === 3) {
+      if (!cached) throw new Error('redis: "unchanged" for a context this process does not hold. This is a bug.');
+      record = cached;
+    } else {
+      record = {
+        id: contextId,
+        createdAt: Number(reply[0].toString()),
+        updatedAt: Number(reply[1].toString()),
+        total: Number(reply[2].toString()),
+        messages: reply[3].map((b) => decode<StoredMessage>(b)),
+      };
+      this.#cache.set(contextId, record);
+    }
+    if (this.#fakeClock && record.updatedAt + this.#ttlMs <= this.#fakeClock()) return undefined;
+    return record;
   }
 
   async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
@@ -89,13 +123,15 @@ export class RedisContextStore implements ContextStore {
     const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), ...messages.map(encode)];
     const [createdAt, total, list] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
-    return {
+    const record: ContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
       updatedAt: now,
       total: Number(total.toString()),
       messages: list.map((b) => decode<StoredMessage>(b)),
     };
+    this.#cache.set(contextId, record);
+    return record;
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
@@ -118,5 +154,6 @@ export class RedisContextStore implements ContextStore {
 }
 
 interface ContextCommands {
+  sentioContextReadBuffer(meta: string, messages: string, version: string): Promise<ReadReply>;
   sentioContextAppendBuffer(meta: string, messages: string, ...args: Array<string | Buffer>): Promise<AppendReply>;
 }
