@@ -30,6 +30,8 @@ const option = (name: string, fallback: string) => {
 };
 const DURATION_S = quick ? 4 : 10;
 const CONNECTIONS = 64;
+/** Requests in flight per connection (HTTP pipelining); 1 = none, as browsers and proxies send them. */
+const PIPELINING = Number(option('--pipelining', '1'));
 const WORKER_COUNTS = option('--workers', '1,2,4').split(',').map(Number);
 const STORES = option('--store', 'memory') === 'both' ? ['memory', 'redis'] : [option('--store', 'memory')];
 const KEY = 'sentio_bench_workers_key';
@@ -92,6 +94,7 @@ async function runMix(base: string): Promise<Pick<MixResult, 'rps' | 'latencyMs'
   const r = await autocannon({
     url: base,
     connections: CONNECTIONS,
+    pipelining: PIPELINING,
     duration: DURATION_S,
     requests: [
       { method: 'GET', path: `/v2/emotions/${CONTEXT}`, headers: good },
@@ -107,7 +110,7 @@ async function runMix(base: string): Promise<Pick<MixResult, 'rps' | 'latencyMs'
 
 async function main(): Promise<void> {
   const cores = os.cpus().length;
-  log(`bench:workers (${quick ? 'quick' : 'full'}): ${cores} × ${os.cpus()[0]?.model}, node ${process.version}, ${CONNECTIONS} connections, ${DURATION_S} s per run`);
+  log(`bench:workers (${quick ? 'quick' : 'full'}): ${cores} × ${os.cpus()[0]?.model}, node ${process.version}, ${CONNECTIONS} connections × ${PIPELINING} pipelined, ${DURATION_S} s per run`);
   const results: MixResult[] = [];
   for (const store of STORES) {
     const redis = store === 'redis' ? await startRedis() : undefined;
@@ -138,7 +141,7 @@ async function main(): Promise<void> {
   for (const s of summary) log(`${s.store}: req/s ${JSON.stringify(s.rps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOne)}`);
   mkdirSync('bench/results', { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const machine = { cores, cpu: os.cpus()[0]?.model, node: process.version, connections: CONNECTIONS, durationS: DURATION_S };
+  const machine = { cores, cpu: os.cpus()[0]?.model, node: process.version, connections: CONNECTIONS, pipelining: PIPELINING, durationS: DURATION_S };
   writeFileSync(`bench/results/workers-${stamp}.json`, `${JSON.stringify({ machine, results, summary }, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify({ bench: 'workers', machine, summary })}\n`);
 }
