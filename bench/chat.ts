@@ -35,19 +35,6 @@ const KEY = 'sentio_bench_key';
 const quick = process.argv.includes('--quick');
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
-/** Role of this process: the load generator (default) or the fake upstream. */
-if (process.argv.includes('--upstream')) {
-  const reply = Array.from({ length: REPLY_WORDS }, (_, i) => ['I', 'hear', 'you', 'and', 'that', 'sounds', 'hard'][i % 7]).join(' ') + '.';
-  const llm = await FakeLlm.start({
-    byModel: Object.fromEntries(Object.entries(PROFILES).map(([name, p]) => [name, { kind: 'reply', content: reply, ...p }])),
-  });
-  // Records are for tests; a long benchmark must not keep every request.
-  setInterval(() => llm.reset(), 1_000).unref();
-  process.stdout.write(`${JSON.stringify({ msg: 'fake llm listening', port: Number(new URL(llm.url).port) })}\n`);
-} else {
-  await main();
-}
-
 interface Sample {
   total: number;
   ttft: number;
@@ -250,3 +237,18 @@ async function main(): Promise<void> {
     await upstream.stop();
   }
 }
+
+/** Role of this process: the load generator (default) or the fake upstream. */
+async function serveUpstream(): Promise<void> {
+  const reply = Array.from({ length: REPLY_WORDS }, (_, i) => ['I', 'hear', 'you', 'and', 'that', 'sounds', 'hard'][i % 7]).join(' ') + '.';
+  const llm = await FakeLlm.start({
+    byModel: Object.fromEntries(Object.entries(PROFILES).map(([name, p]) => [name, { kind: 'reply', content: reply, ...p }])),
+  });
+  // Records are for tests; a long benchmark must not keep every request.
+  setInterval(() => llm.reset(), 1_000).unref();
+  process.stdout.write(`${JSON.stringify({ msg: 'fake llm listening', port: Number(new URL(llm.url).port) })}\n`);
+}
+
+// Last, once every declaration above is initialised.
+if (process.argv.includes('--upstream')) await serveUpstream();
+else await main();

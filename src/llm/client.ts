@@ -110,7 +110,10 @@ export class LlmClient {
       const parser = new SseParser();
       let finished = false;
       try {
-        for await (const piece of res as AsyncIterable<Buffer>) {
+        // Not destroyed when left at [DONE]: the rest of the body is drained below, and the socket goes
+        // back to the keep-alive pool instead of being closed (a new connection per stream otherwise).
+        const pieces = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
+        for await (const piece of pieces) {
           call.idle();
           for (const data of parser.push(piece.toString('utf8'))) {
             if (data === '[DONE]') {
@@ -135,7 +138,8 @@ export class LlmClient {
         throw call.explain(err);
       } finally {
         call.done();
-        if (!finished) res.destroy();
+        if (finished) res.resume();
+        else res.destroy();
       }
     };
     const it = iterate();

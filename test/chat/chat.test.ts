@@ -105,6 +105,12 @@ describe('V2 chat, non-streaming', () => {
     for (const k of ['emotion_model', 'emotion_model_params', 'context_id', 'model_params', 'emotion_guidance']) expect(got.body).not.toHaveProperty(k);
   });
 
+  it('reuses the upstream connection (keep-alive pool)', async () => {
+    await s.post(V2, v2([user('one')]));
+    await s.post(V2, v2([user('two')]));
+    expect(llm.received[1]!.remotePort).toBe(llm.received[0]!.remotePort);
+  });
+
   it('accepts OpenAI-style top-level sampling parameters, but not the same one twice', async () => {
     let r = await s.post(V2, v2([user('hello')], { temperature: 0.2, max_tokens: 10 }));
     expect(r.status).toBe(200);

@@ -102,6 +102,14 @@ describe('streaming chat', () => {
     expect(llm.last!.body['stream']).toBe(true);
   });
 
+  it('reuses the upstream connection from one stream to the next (keep-alive pool)', async () => {
+    await streamChat(V2, body([user('one')]));
+    await streamChat(V2, body([user('two')]));
+    const [a, b] = llm.received;
+    expect(a!.remotePort).toBeDefined();
+    expect(b!.remotePort).toBe(a!.remotePort);
+  });
+
   it('V1 streams too, without conversationMode', async () => {
     const { events } = await streamChat(V1, body([user('hello')], { emotion_model: 'emotion-v1' }));
     const last = events.at(-2)!.json!;

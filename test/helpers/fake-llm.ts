@@ -49,6 +49,8 @@ export interface Received {
   completed: boolean;
   /** A write found the socket full at least once (the client, Sentio, stopped reading for a while). */
   backpressured: boolean;
+  /** The client's port: the same port on two requests means a reused keep-alive connection. */
+  remotePort: number | undefined;
 }
 
 export interface FakeLlmOptions {
@@ -140,7 +142,7 @@ export class FakeLlm {
       } catch {
         // recorded as empty
       }
-      const rec: Received = { path: req.url ?? '', headers: req.headers, body, closedEarly: false, completed: false, backpressured: false };
+      const rec: Received = { path: req.url ?? '', headers: req.headers, body, closedEarly: false, completed: false, backpressured: false, remotePort: req.socket.remotePort };
       this.received.push(rec);
       res.on('close', () => {
         if (!res.writableFinished) rec.closedEarly = true;
