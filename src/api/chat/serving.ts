@@ -8,7 +8,6 @@
  * reply is forwarded chunk by chunk as the upstream produces it; the reply's emotions, usage and the mode
  * follow in one last chunk before [DONE]. The dialect (protocol.ts) holds what differs between versions.
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ERRORS, toErrorBody } from '../../errors.js';
 import type { Config } from '../../config.js';
@@ -70,7 +69,8 @@ export function chatRoutes(deps: ChatDeps): Route[] {
 }
 
 class ChatTurn {
-  readonly #id = `chatcmpl-${randomBytes(12).toString('hex')}`;
+  /** The completion id carries the request id's random part, so a completion and its log line join. */
+  readonly #id: string;
   readonly #created = Math.floor(Date.now() / 1000);
   /** Aborts the upstream call: the client went away, or the turn failed on Sentio's side. */
   readonly #abort = new AbortController();
@@ -84,6 +84,7 @@ class ChatTurn {
     private readonly ctx: RequestContext,
     private readonly req: ChatRequest,
   ) {
+    this.#id = `chatcmpl-${ctx.requestId.replace(/^req_/, '')}`;
     this.#userText = textOf(req.messages[req.userIndex]!);
     if (ctx.signal.aborted) this.#abort.abort();
     else ctx.signal.addEventListener('abort', () => this.#abort.abort(), { once: true });
