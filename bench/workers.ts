@@ -2,7 +2,7 @@
  * `npm run bench:workers [-- --quick] [-- --workers 1,2,4] [-- --store memory|redis|both]`: throughput of a
  * request mix that never reaches the model, as SENTIO_HTTP_WORKERS grows. Each connection cycles through
  *
- *   GET  /v2/emotions/<ctx>                 stored state (aggregate, trend and baseline of 20 messages)
+ *   GET  /v2/emotions/<ctx>                 stored state (aggregate, trend and baseline of --messages, 200)
  *   GET  /v2/emotions/<ctx>/message/<id>    one stored message
  *   GET  /v2/emotions/<ctx> with a bad key  401
  *   GET  /healthz                           the smallest request there is
@@ -10,12 +10,19 @@
  * "workers=1" is the single-thread mode (HTTP on the main thread, as shipped by default). Servers run as
  * child processes of the built server (dist/src/main.js) with default logging to a file; autocannon runs
  * here and shares the machine's cores with the server, which caps the gain on small hosts (the summary
- * prints the core count). With --store redis a throw-away redis-server on loopback holds the state.
+ * prints the core count and the load average). Every configuration is started once and measured in
+ * alternating rounds (1, 2, 4, 1, 2, 4, ...); the medians are reported, so background load that drifts
+ * during the run weighs on every configuration alike. "server cores" is the server process's CPU time
+ * over the run's wall time. With --store redis a throw-away redis-server on loopback holds the state.
  * Results: bench/results/workers-<time>.json, then one JSON line on stdout.
+ *
+ * On a host shared with other work, Linux's autogroup scheduler gives each session one share of the CPU
+ * however many threads it runs, which hides what extra threads buy. Measure in a session of its own with
+ * a larger share (root): setsid sh -c 'echo -10 > /proc/self/autogroup; exec npm run -s bench:workers'
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import autocannon from 'autocannon';
@@ -28,7 +35,8 @@ const option = (name: string, fallback: string) => {
   const i = args.indexOf(name);
   return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
 };
-const DURATION_S = quick ? 4 : 10;
+const DURATION_S = quick ? 3 : 6;
+const ROUNDS = Number(option('--rounds', quick ? '2' : '3'));
 const CONNECTIONS = 64;
 /** Requests in flight per connection (HTTP pipelining); 1 = none, as browsers and proxies send them. */
 const PIPELINING = Number(option('--pipelining', '1'));
@@ -36,17 +44,33 @@ const WORKER_COUNTS = option('--workers', '1,2,4').split(',').map(Number);
 const STORES = option('--store', 'memory') === 'both' ? ['memory', 'redis'] : [option('--store', 'memory')];
 const KEY = 'sentio_bench_workers_key';
 const CONTEXT = 'bench-ctx';
+/** Messages in the context read back: a long conversation, so reading its state is real work. */
+const CONTEXT_MESSAGES = Number(option('--messages', '200'));
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 interface MixResult {
   store: string;
   workers: number;
+  round: number;
   rps: number;
   latencyMs: { p50: number; p99: number };
   statuses: Record<string, number>;
   errors: number;
+  /** CPU seconds the server used per wall second of the run. */
+  serverCores: number;
   rssMb: number;
 }
+
+/** User + system CPU seconds of a process so far (Linux /proc; clock ticks are 1/100 s there). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -80,10 +104,13 @@ async function server(workers: number, redisUrl: string | undefined): Promise<Ch
 }
 
 async function seed(base: string): Promise<void> {
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < CONTEXT_MESSAGES; i += 50) {
+    const batch = Array.from({ length: Math.min(50, CONTEXT_MESSAGES - i) }, (_, k) => ({
+      externalId: `m${i + k}`, content: { text: `message ${i + k}: the day went better than I feared` },
+    }));
     const r = await fetch(`${base}/v2/emotions/${CONTEXT}/analysis`, {
       method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ externalId: `m${i}`, content: { text: `message ${i}: the day went better than I feared` } }] }),
+      body: JSON.stringify({ messages: batch }),
     });
     if (r.status !== 200) throw new Error(`seeding the context failed: ${r.status} ${await r.text()}`);
   }
@@ -110,38 +137,57 @@ async function runMix(base: string): Promise<Pick<MixResult, 'rps' | 'latencyMs'
 
 async function main(): Promise<void> {
   const cores = os.cpus().length;
-  log(`bench:workers (${quick ? 'quick' : 'full'}): ${cores} × ${os.cpus()[0]?.model}, node ${process.version}, ${CONNECTIONS} connections × ${PIPELINING} pipelined, ${DURATION_S} s per run`);
+  const load = os.loadavg()[0]!.toFixed(1);
+  log(`bench:workers (${quick ? 'quick' : 'full'}): ${cores} × ${os.cpus()[0]?.model}, load average ${load}, node ${process.version}, ` +
+    `${CONNECTIONS} connections × ${PIPELINING} pipelined, context of ${CONTEXT_MESSAGES} messages, ${ROUNDS} rounds of ${DURATION_S} s per configuration`);
   const results: MixResult[] = [];
   for (const store of STORES) {
     const redis = store === 'redis' ? await startRedis() : undefined;
+    const servers = new Map<number, Child>();
     try {
       for (const workers of WORKER_COUNTS) {
         const child = await server(workers, redis?.url);
-        try {
-          const base = `http://127.0.0.1:${child.port}`;
-          await seed(base);
-          await runMix(base).catch(() => undefined); // warm-up: JIT, connection pools
-          const m = await runMix(base);
-          const result: MixResult = { store, workers, ...m, rssMb: child.rssMb() };
+        servers.set(workers, child);
+        const base = `http://127.0.0.1:${child.port}`;
+        await seed(base);
+        await runMix(base).catch(() => undefined); // warm-up: JIT, connection pools
+      }
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const [workers, child] of servers) {
+          const cpuBefore = cpuSeconds(child.child.pid!);
+          const started = performance.now();
+          const m = await runMix(`http://127.0.0.1:${child.port}`);
+          const serverCores = (cpuSeconds(child.child.pid!) - cpuBefore) / ((performance.now() - started) / 1000);
+          const result: MixResult = { store, workers, round, ...m, serverCores, rssMb: child.rssMb() };
           results.push(result);
-          log(`${store.padEnd(6)} workers=${String(workers).padEnd(2)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${m.latencyMs.p50} ms p99 ${m.latencyMs.p99} ms  statuses ${JSON.stringify(m.statuses)} errors ${m.errors}  rss ${result.rssMb.toFixed(0)} MB`);
-        } finally {
-          await child.stop();
+          log(`${store.padEnd(6)} round ${round} workers=${String(workers).padEnd(2)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${m.latencyMs.p50} ms p99 ${m.latencyMs.p99} ms  ` +
+            `server cores ${serverCores.toFixed(2)}  statuses ${JSON.stringify(m.statuses)} errors ${m.errors}  rss ${result.rssMb.toFixed(0)} MB`);
         }
       }
     } finally {
+      for (const child of servers.values()) await child.stop();
       redis?.stop();
     }
   }
   const summary = STORES.map((store) => {
-    const rows = results.filter((r) => r.store === store);
-    const base = rows.find((r) => r.workers === 1)?.rps ?? rows[0]?.rps ?? NaN;
-    return { store, rps: Object.fromEntries(rows.map((r) => [r.workers, Math.round(r.rps)])), ratioToOne: Object.fromEntries(rows.map((r) => [r.workers, Number((r.rps / base).toFixed(2))])) };
+    const byWorkers = WORKER_COUNTS.map((w) => {
+      const rows = results.filter((r) => r.store === store && r.workers === w);
+      return { workers: w, rps: median(rows.map((r) => r.rps)), serverCores: median(rows.map((r) => r.serverCores)) };
+    });
+    const one = byWorkers.find((r) => r.workers === 1)?.rps ?? byWorkers[0]?.rps ?? NaN;
+    return {
+      store,
+      medianRps: Object.fromEntries(byWorkers.map((r) => [r.workers, Math.round(r.rps)])),
+      ratioToOneWorker: Object.fromEntries(byWorkers.map((r) => [r.workers, Number((r.rps / one).toFixed(2))])),
+      serverCores: Object.fromEntries(byWorkers.map((r) => [r.workers, Number(r.serverCores.toFixed(2))])),
+    };
   });
-  for (const s of summary) log(`${s.store}: req/s ${JSON.stringify(s.rps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOne)}`);
+  for (const s of summary) {
+    log(`${s.store}: median req/s ${JSON.stringify(s.medianRps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOneWorker)}  server cores ${JSON.stringify(s.serverCores)}`);
+  }
   mkdirSync('bench/results', { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const machine = { cores, cpu: os.cpus()[0]?.model, node: process.version, connections: CONNECTIONS, pipelining: PIPELINING, durationS: DURATION_S };
+  const machine = { cores, cpu: os.cpus()[0]?.model, loadAverage: Number(load), node: process.version, connections: CONNECTIONS, pipelining: PIPELINING, contextMessages: CONTEXT_MESSAGES, durationS: DURATION_S, rounds: ROUNDS };
   writeFileSync(`bench/results/workers-${stamp}.json`, `${JSON.stringify({ machine, results, summary }, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify({ bench: 'workers', machine, summary })}\n`);
 }
