@@ -93,13 +93,6 @@ export class RpcClient {
       this.#port.postMessage({ t: 'call', id, method, args } satisfies CallMessage);
     });
   }
-
-  /** Reject every pending call (the other side is gone). */
-  failAll(error: Error): void {
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const p of pending) p.reject(error);
-  }
 }
 
 export function serializeError(err: unknown): SerializedError {

@@ -97,6 +97,27 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
   });
 });
 
+describe('HTTP workers: engine errors cross the thread boundary with their meaning', () => {
+  it('a full engine queue is still 503 overloaded with Retry-After', async () => {
+    const s = await startWorkers({}, await testEngine({ maxQueue: 100 }));
+    try {
+      const long = 'I cannot believe how much everything has changed, honestly, it is strange. '.repeat(10);
+      const texts = (n: number) => ({ messages: Array.from({ length: n }, (_, i) => msg(`${i} ${long}`)) });
+      // Seconds of engine work first (admitted: the queue is empty), then a request that cannot fit.
+      const [big, refused] = await Promise.all([
+        call(s.base, '/v2/emotions/batch-analysis', { body: texts(1000) }),
+        new Promise<Response>((resolve) => setTimeout(() => resolve(call(s.base, '/v2/emotions/batch-analysis', { body: texts(50) })), 300)),
+      ]);
+      expect(big.status).toBe(200);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect((await refused.json()).error.code).toBe('overloaded');
+    } finally {
+      await s.close(2_000);
+    }
+  });
+});
+
 describe('HTTP workers: one quota across workers', () => {
   it('without Redis', async () => {
     const s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '8' });
