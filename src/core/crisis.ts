@@ -8,6 +8,10 @@
  * words ("this traffic is killing me", "I could kill for a pizza", "dying to see it", "cut myself
  * shaving") are kept out by the patterns' own shape and by explicit guards.
  *
+ * Three tiers: phrasings decisive on their own (RULES); dying and wanting it in one clause (deathWish);
+ * phrasings that count only when the text reads as distressed (CONTEXTUAL, given `affect`). Two soft
+ * warning signs together (SOFT) count as well.
+ *
  * When in doubt the rules lean towards flagging: a false alarm costs a gentler, safety-minded reply; a miss
  * can cost far more. Recall and false-positive rate on the fixture sets: docs/conversation-modes.md.
  */
@@ -172,7 +176,7 @@ const RULES: readonly Rule[] = [
 ];
 
 /**
- * Tier 2: phrasings that are a crisis when the text reads as distressed ("I'm standing on the bridge
+ * Tier 3: phrasings that are a crisis when the text reads as distressed ("I'm standing on the bridge
  * right now", "I have the razor blade in my hand") and ordinary otherwise ("standing on the bridge
  * watching the boats"). They count only with negative affect from the emotion model.
  */
@@ -221,7 +225,7 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
 ];
 
 /**
- * Tier 1 by co-occurrence: in one clause, words of dying together with words of wanting it ("I keep
+ * Tier 2, co-occurrence: in one clause, words of dying together with words of wanting it ("I keep
  * wishing I would die in my sleep", "if I died tomorrow it would be a relief", "each day I feel more
  * like dying"), unless the clause is one of the idioms that borrow those words.
  */
@@ -280,8 +284,8 @@ export function normalise(text: string): string {
 }
 
 /**
- * The strongest crisis signal in one text, or undefined. `affect` (from the emotion model) enables the
- * tier-2 rules; without it only phrasings that are decisive on their own count.
+ * The strongest crisis signal in one text, or undefined. `affect` (the emotion model's reading, see
+ * conversation-mode.ts) enables the tier-3 rules; without it, tiers 1 and 2 and the soft signs count.
  */
 export function detectCrisis(text: string, affect?: Affect): CrisisSignal | undefined {
   if (!text) return undefined;
@@ -303,10 +307,4 @@ export function detectCrisis(text: string, affect?: Affect): CrisisSignal | unde
     return { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
   }
   return undefined;
-}
-
-/** Soft warning signs in a text (for the caller to weigh with the emotions). */
-export function warningSigns(text: string): number {
-  const t = normalise(text);
-  return SOFT.reduce((n, s) => n + (s.pattern.test(t) ? 1 : 0), 0);
 }

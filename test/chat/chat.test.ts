@@ -288,6 +288,11 @@ describe('request validation', () => {
     expect(await errorOf(r)).toMatchObject({ code: 'context_id_too_long', param: 'context_id' });
   });
 
+  it('both chat routes are in /openapi.json with their request schema', async () => {
+    const doc = (await (await fetch(`${s.base}/openapi.json`)).json()) as { paths: Record<string, { post?: { requestBody?: unknown } }> };
+    for (const path of [V1, V2]) expect(doc.paths[path]?.post?.requestBody).toBeDefined();
+  });
+
   it('requires an API key', async () => {
     const r = await fetch(s.base + V2, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(v2([user('hi')])) });
     expect(r.status).toBe(401);

@@ -1,7 +1,7 @@
 /**
- * Emotion entries of a chat response. The user entry is the emotion endpoints' entry for the analysed
- * message; the assistant entry is shorter (V2: category, intensity, valence, arousal, raw) or, in V1
- * shape, labelled `calm` when the reply carries no marked emotion (rule below, docs/chat.md).
+ * The assistant's emotion entry in a chat response (the user's is the emotion endpoints' own entry):
+ * V2 category, intensity, valence, arousal and raw; V1 shape labelled `calm` when the reply carries no
+ * marked emotion (rule below, docs/chat.md).
  */
 import { EMOTIONS } from '../../core/emotions.js';
 import type { Emotion, Scores } from '../../core/emotions.js';
@@ -25,14 +25,11 @@ export function isCalm(a: Scored): boolean {
   return a.eq.intensityLevel === 'minimal' || a.eq.intensityLevel === 'subtle' || a.scores.sub.neutral >= CALM_NEUTRAL;
 }
 
-export function userEntry(shape: EntryShape, a: Scored, opts: EntryOptions): Record<string, unknown> {
-  return entryFor(shape, a, opts);
-}
-
 export function assistantEntry(shape: EntryShape, a: Scored, opts: EntryOptions): Record<string, unknown> {
   if (shape === 'v2') {
-    const entry = { ...v2Brief(a.eq), raw: entryFor('v2', a)['raw'] };
-    if (opts.includeSubEmotions) return { ...entry, subEmotions: entryFor('v2', a, opts)['subEmotions'] };
+    const full = entryFor('v2', a, opts);
+    const entry: Record<string, unknown> = { ...v2Brief(a.eq), raw: full['raw'] };
+    if (opts.includeSubEmotions) entry['subEmotions'] = full['subEmotions'];
     return entry;
   }
   const entry = v1Entry(a, opts);

@@ -28,7 +28,8 @@ import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamUsage } from '../../llm/types.js';
 import { estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
-import { assistantEntry, userEntry } from './entries.js';
+import { assistantEntry } from './entries.js';
+import { entryFor } from '../entries.js';
 import type { Scored } from './entries.js';
 import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
 import type { ChatDialect, ChatMessage, ChatRequest } from './protocol.js';
@@ -238,7 +239,7 @@ class ChatTurn {
     }
 
     const opts = { includeSubEmotions: this.req.includeSubEmotions };
-    const emotions: Record<string, unknown> = { user: userEntry(this.req.shape, user.reported, opts) };
+    const emotions: Record<string, unknown> = { user: entryFor(this.req.shape, user.reported, opts) };
     if (reply) emotions['assistant'] = assistantEntry(this.req.shape, reply, opts);
     const tail: Record<string, unknown> = { emotions };
     if (this.d.conversationMode) {
