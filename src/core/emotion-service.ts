@@ -160,7 +160,7 @@ function toStored(m: MessageInput, s: Scores, eq: Eq, now: number): StoredMessag
 }
 
 /** (1 − α)·current + α·state, for every head; tokens stay the current message's. */
-function blend(current: Scores, state: Scores, alpha: number): Scores {
+export function blend(current: Scores, state: Scores, alpha: number): Scores {
   const mixed = combineScores([
     { ...current, tokens: 1 - alpha },
     { ...state, tokens: alpha },

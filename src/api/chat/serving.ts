@@ -11,9 +11,9 @@
 import type { Logger } from 'pino';
 import { AppError, ERRORS, toErrorBody } from '../../errors.js';
 import type { Config } from '../../config.js';
+import { blend } from '../../core/emotion-service.js';
 import type { EmotionService } from '../../core/emotion-service.js';
-import { combineScores, round4 } from '../../core/emotions.js';
-import type { Scores } from '../../core/emotions.js';
+import { round4 } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
 import { aggregateState, baselineOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
@@ -308,13 +308,4 @@ function toolTokens(calls: unknown): number {
 
 function mean(xs: readonly number[]): number {
   return xs.reduce((a, b) => a + b, 0) / xs.length;
-}
-
-/** (1 − α)·current + α·state, for every head; tokens stay the current message's (as the V1 endpoints' smoothing). */
-function blend(current: Scores, state: Scores, alpha: number): Scores {
-  const mixed = combineScores([
-    { ...current, tokens: 1 - alpha },
-    { ...state, tokens: alpha },
-  ]);
-  return { ...mixed, tokens: current.tokens };
 }
