@@ -38,8 +38,6 @@ export interface ChatDeps {
   service: EmotionService;
   config: Config;
   logger: Logger;
-  /** Overrides the client built from config.llm (tests). */
-  client?: LlmClient;
 }
 
 /** The user's side of the turn, ready before (guidance on) or beside (guidance off) the LLM call. */
@@ -55,7 +53,7 @@ interface UserAnalysis {
 
 export function chatRoutes(deps: ChatDeps): Route[] {
   const { llm } = deps.config;
-  const client = deps.client ?? (llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined);
+  const client = llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined;
   return [v1Chat, v2Chat].map((d): Route => ({
     method: 'post',
     pattern: d.path,
