@@ -1,6 +1,7 @@
 /** Run the built server (dist/src/main.js) as a child process, as `npm start` does. */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { redisTestEnv } from './redis-env.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -12,7 +13,7 @@ export interface ServerProcess {
 
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...env },
+    env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...redisTestEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
