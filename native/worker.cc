@@ -308,14 +308,22 @@ void Worker::Start(std::unique_ptr<Job> job) {
   }
   Job* raw = job.release();
   raw->tasks_left.store(static_cast<int>(tasks.size()), std::memory_order_relaxed);
+  bool shared = false;
   if (tasks.size() > 1) {
-    {
+    try {
       std::lock_guard<std::mutex> lock(mutex_);
       tasks_.insert(tasks_.begin(), tasks.begin() + 1, tasks.end());
+      shared = true;
+    } catch (const std::exception&) {
+      // out of memory for the queue: this thread runs every sub-batch itself
     }
-    wake_.notify_all();
+    if (shared) wake_.notify_all();
   }
-  RunTask(tasks.front());
+  if (shared) {
+    RunTask(tasks.front());
+  } else {
+    for (const Task& task : tasks) RunTask(task);
+  }
 }
 
 std::vector<Worker::Task> Worker::Plan(Job& job) {
