@@ -1,7 +1,13 @@
-// Module hooks for ts-loader.mjs (they run on Node's loader thread).
-import { existsSync, readFileSync } from 'node:fs';
+// Module hooks for ts-loader.mjs (they run on Node's loader thread). Transpiled files are cached on disk
+// by path, size and mtime, so only the first worker thread of a run pays for loading TypeScript.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+
+const CACHE = join(tmpdir(), 'sentio-ts-loader');
+let ts;
 
 export async function resolve(specifier, context, next) {
   if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('file:')) && context.parentURL) {
@@ -16,9 +22,17 @@ export async function resolve(specifier, context, next) {
 export async function load(url, context, next) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return next(url, context);
   const path = fileURLToPath(url);
+  const st = statSync(path);
+  const cached = join(CACHE, createHash('sha1').update(`${path}\0${st.size}\0${st.mtimeMs}`).digest('hex') + '.js');
+  if (existsSync(cached)) return { format: 'module', source: readFileSync(cached, 'utf8'), shortCircuit: true };
+  ts ??= (await import('typescript')).default;
   const out = ts.transpileModule(readFileSync(path, 'utf8'), {
     fileName: path,
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false, inlineSourceMap: true },
   });
+  mkdirSync(CACHE, { recursive: true });
+  const tmp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, out.outputText); // then rename: a parallel worker never reads half a file
+  renameSync(tmp, cached);
   return { format: 'module', source: out.outputText, shortCircuit: true };
 }
