@@ -236,8 +236,8 @@ export class HttpServer {
       }
     };
     const sendError = (err: AppError, closeConnection = false) => {
+      if (state.aborted) return; // nobody to answer: the request stays logged as 499
       status = err.status;
-      if (state.aborted) return;
       state.responded = true;
       const body = JSON.stringify(toErrorBody(err, ctx.requestId));
       res.cork(() => writeJson(res, err.status, body, ctx.requestId, { ...timingHeaders(ctx), ...ctx.replyHeaders, ...err.headers }, closeConnection || this.#draining));
@@ -299,6 +299,7 @@ export class HttpServer {
 
     requestScope.run(ctx, run)
       .catch((err: unknown) => {
+        if (state.aborted && !state.responded) return; // the client left; its work was cancelled, not failed
         if (state.responded) {
           this.#opts.logger.error({ err, request_id: ctx.requestId }, 'error after reply started');
           return;

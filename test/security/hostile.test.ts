@@ -78,6 +78,23 @@ describe('hostile input', () => {
     expect((await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'still alive' } }] })).status).toBe(200);
   });
 
+  it('a client that leaves during analysis is logged as 499, not as an error', async () => {
+    const body = JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => ({ content: { text: `${i} a long enough text to keep the engine busy for a while, honestly` } })) });
+    const full = post('/v2/emotions/batch-analysis', body, { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
+    await new Promise<void>((resolve) => {
+      const sock = net.connect(s.sentio.port, '127.0.0.1', () => {
+        sock.write(full);
+        setTimeout(() => { sock.destroy(); resolve(); }, 30);
+      });
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    s.sentio.logger.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    const lines = s.logs.map((l) => JSON.parse(l) as { level: number; status?: number; route?: string });
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(lines.some((l) => l.route === '/v2/emotions/batch-analysis' && l.status === 499)).toBe(true);
+  });
+
   it('fuzz: 5,000 generated malformed requests, then the server still serves and no context changed', async () => {
     const before = await victimState();
     let seed = 42;
