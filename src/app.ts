@@ -100,7 +100,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   const apiRoutes: Route[] = [
     ...emotionRoutes(v1Dialect, { service, limits: config.limits }),
     ...emotionRoutes(v2Dialect, { service, limits: config.limits }),
-    ...chatRoutes({ service, config, logger }),
+    ...chatRoutes({ service, config, logger, metrics }),
   ];
   const routes: Route[] = [
     ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),

@@ -413,6 +413,13 @@ describe('upstream failures', () => {
     expect(await errorOf(r)).toMatchObject({ code: 'upstream_error' });
   });
 
+  it('upstream latency and failures reach /metrics', async () => {
+    const text = await (await fetch(`${s.base}/metrics`)).text();
+    expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false"\} [1-9]/);
+    expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_rate_limited"\} [1-9]/);
+    expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);
+  });
+
   it('an unreachable upstream → 502; no upstream configured → 503 llm_not_configured', async () => {
     const dead = await FakeLlm.start();
     const url = dead.url;

@@ -25,6 +25,7 @@ import type { RequestContext, Route, Reply } from '../../http/server.js';
 import { mapLowerError } from '../error-mapping.js';
 import type { SseStream } from '../../http/sse.js';
 import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
+import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamUsage } from '../../llm/types.js';
 import { estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
@@ -38,6 +39,8 @@ export interface ChatDeps {
   service: EmotionService;
   config: Config;
   logger: Logger;
+  /** Upstream latency and failures for /metrics. */
+  metrics?: Pick<Metrics, 'llmLatency' | 'llmErrors'>;
 }
 
 /** The user's side of the turn, ready before (guidance on) or beside (guidance off) the LLM call. */
@@ -75,6 +78,7 @@ class ChatTurn {
   readonly #abort = new AbortController();
   readonly #userText: string;
   #analysis: Promise<UserAnalysis> | undefined;
+  #llmStarted = 0;
 
   constructor(
     private readonly d: ChatDialect,
@@ -105,6 +109,7 @@ class ChatTurn {
       return { stream: (sse) => this.#forward(sse, upstream, analysis, messages) };
     }
     const completion = await this.#upstream(() => this.client.complete(body, this.#abort.signal, this.ctx.requestId));
+    this.#observeLatency();
     const choice = completion.choices[0]!;
     const message = { ...choice.message, role: 'assistant' };
     const replyText = typeof message.content === 'string' ? message.content : '';
@@ -183,11 +188,23 @@ class ChatTurn {
 
   /** Call the upstream; a failure is rethrown as the API error that explains it. */
   async #upstream<T>(call: () => Promise<T>): Promise<T> {
+    this.#llmStarted = performance.now();
     try {
       return await call();
     } catch (err) {
-      throw await this.#explain(err);
+      const explained = await this.#explain(err);
+      this.#countFailure(explained);
+      throw explained;
     }
+  }
+
+  /** The upstream call ended well: its time, from request to last token, goes to /metrics. */
+  #observeLatency(): void {
+    this.deps.metrics?.llmLatency.observe({ model: this.req.publicModel, stream: String(this.req.stream) }, (performance.now() - this.#llmStarted) / 1000);
+  }
+
+  #countFailure(err: AppError): void {
+    if (!this.ctx.signal.aborted) this.deps.metrics?.llmErrors.inc({ kind: err.code });
   }
 
   /**
@@ -277,6 +294,7 @@ class ChatTurn {
         }
       }
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
+      this.#observeLatency();
       const tail = await this.#finish(await analysis, text, {
         prompt_tokens: usage?.prompt_tokens ?? estimatePromptTokens(messages, this.req.tools),
         completion_tokens: usage?.completion_tokens ?? estimateTokens(text) + toolArgs,
@@ -289,7 +307,9 @@ class ChatTurn {
       upstream.abort();
       if (sse.closed || this.ctx.signal.aborted) return;
       // Once the stream has started, an error goes in-band, in the same body as any other error.
-      await sse.send(JSON.stringify(toErrorBody(await this.#explain(err), this.ctx.requestId)));
+      const explained = await this.#explain(err);
+      this.#countFailure(explained);
+      await sse.send(JSON.stringify(toErrorBody(explained, this.ctx.requestId)));
       await sse.send('[DONE]');
       sse.end();
     }
