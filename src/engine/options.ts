@@ -113,7 +113,11 @@ export function threadPlan(o: Pick<ResolvedEngineOptions, 'inferenceThreads' | '
   intraOpThreads: number;
   maxBatchesInFlight: number;
 } {
-  const threads = o.inferenceThreads > 0 ? o.inferenceThreads : Math.min(cpus, 4);
+  // Whatever is left on auto fills the CPUs without oversubscribing them.
+  const threads =
+    o.inferenceThreads > 0
+      ? o.inferenceThreads
+      : Math.max(1, Math.min(4, o.intraOpThreads > 0 ? Math.floor(cpus / o.intraOpThreads) : cpus));
   const intraOpThreads = o.intraOpThreads > 0 ? o.intraOpThreads : Math.max(1, Math.floor(cpus / threads));
   // A batch is shared out across all engine threads, so one running and one ready keep them all busy.
   const maxBatchesInFlight = o.maxBatchesInFlight > 0 ? o.maxBatchesInFlight : 2;
