@@ -49,6 +49,8 @@ const EnvSchema = z.object({
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
   SENTIO_MODEL_DIR: z.string().default('models/emotion'),
   SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
+  /** Engine threads running batches in parallel; 0 = one per core up to 4 (docs/engine.md). */
+  SENTIO_INFERENCE_THREADS: int(0, 0, 256),
   SENTIO_INTRA_OP_THREADS: int(0, 0, 1024),
   SENTIO_INTER_OP_THREADS: int(1, 0, 1024),
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
@@ -96,6 +98,7 @@ export interface Config {
   engine: {
     modelDir: string;
     executionProvider: Env['SENTIO_EXECUTION_PROVIDER'];
+    inferenceThreads: number;
     intraOpThreads: number;
     interOpThreads: number;
     graphOptimization: Env['SENTIO_GRAPH_OPTIMIZATION'];
@@ -177,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,
       executionProvider: e.SENTIO_EXECUTION_PROVIDER,
+      inferenceThreads: e.SENTIO_INFERENCE_THREADS,
       intraOpThreads: e.SENTIO_INTRA_OP_THREADS,
       interOpThreads: e.SENTIO_INTER_OP_THREADS,
       graphOptimization: e.SENTIO_GRAPH_OPTIMIZATION,

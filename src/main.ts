@@ -5,6 +5,7 @@
 import { ConfigError, checkStartup, loadConfig } from './config.js';
 import { createEngine } from './engine/engine.js';
 import { startSentio } from './app.js';
+import type { Sentio } from './app.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
@@ -28,10 +29,12 @@ async function main(): Promise<void> {
   for (const w of warnings) logger.warn(w);
   // Unreachable Redis is a start-up error: say so before spending seconds on loading the model.
   if (config.redisUrl) await (await openStores(config, { logger })).close();
-  const engine = await createEngine({ ...config.engine, logger });
+  let single: Sentio | undefined;
+  // Engine runs feed the batch histograms of /metrics (single-thread mode; warm-up runs are not counted).
+  const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => single?.metrics.observeBatch(run) });
   const sentio = config.httpWorkers > 1
     ? await startHttpWorkers(config, { engine, logger })
-    : await startSentio(config, { engine, logger });
+    : (single = await startSentio(config, { engine, logger }));
   logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
 
   let stopping = false;

@@ -30,7 +30,7 @@ export class Metrics {
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
   });
   readonly inferenceTime = new Histogram({
-    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run (tokenization and inference)',
+    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run, from hand-off to the native engine to its result (tokenization and inference)',
     buckets: LATENCY_BUCKETS, registers: [this.registry],
   });
   readonly analysisTime = new Histogram({
@@ -60,6 +60,12 @@ export class Metrics {
       name: 'sentio_contexts_stored', help: 'Contexts held by the context store', registers: [this.registry],
       async collect() { this.set(await sources.contexts().catch(() => 0)); },
     });
+  }
+
+  /** One engine run (EngineOptions.onBatch). */
+  observeBatch(run: { texts: number; ms: number }): void {
+    this.batchSize.observe(run.texts);
+    this.inferenceTime.observe(run.ms / 1000);
   }
 
   observeRequest(e: RequestLogEntry): void {

@@ -193,7 +193,14 @@ class NativeEngine implements Engine {
         maxBatchesInFlight: opts.maxBatchesInFlight,
       },
     });
-    const run = (texts: string[]): Promise<TextScores[]> => native.run(handle, texts).then((r) => this.#split(r, texts.length));
+    const onBatch = opts.onBatch;
+    const run = (texts: string[]): Promise<TextScores[]> => {
+      const started = performance.now();
+      return native.run(handle, texts).then((r) => {
+        onBatch?.({ texts: texts.length, ms: performance.now() - started });
+        return this.#split(r, texts.length);
+      });
+    };
     const maxLength = ni.maxLength;
     this.#dispatcher = opts.batching
       ? new MicroBatcher<string, TextScores>(run, {

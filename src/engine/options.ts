@@ -52,10 +52,12 @@ export interface EngineOptions {
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
   clock?: Clock;
+  /** Called on the JS thread after each engine run with its size and time from hand-off to result (metrics). */
+  onBatch?: (run: { texts: number; ms: number }) => void;
 }
 
-export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'logger' | 'clock' | 'cudaDeviceId'>> &
-  Pick<EngineOptions, 'logger' | 'clock'> & { cudaDeviceId: number };
+export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'logger' | 'clock' | 'cudaDeviceId' | 'onBatch'>> &
+  Pick<EngineOptions, 'logger' | 'clock' | 'onBatch'> & { cudaDeviceId: number };
 
 export const ENGINE_DEFAULTS = {
   modelDir: 'models/emotion',

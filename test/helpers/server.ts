@@ -42,8 +42,10 @@ export async function startTestServer(
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const engine = opts.engine ?? (await testEngine());
+  let started: Sentio | undefined;
+  const engine = opts.engine ?? (await testEngine({ onBatch: (run) => started?.metrics.observeBatch(run) }));
   const sentio = await startSentio(config, { engine, logger, now: opts.now });
+  started = sentio;
   const base = `http://127.0.0.1:${sentio.port}`;
   const auth = { 'x-api-key': TEST_KEY };
   return {

@@ -24,7 +24,8 @@ describe('observability', () => {
     expect(text).toMatch(/sentio_analysed_tokens_total [1-9]\d*/);
     expect(text).toMatch(/sentio_contexts_stored 1/);
     expect(text).toMatch(/sentio_process_resident_memory_bytes \d+/);
-    expect(text).toContain('sentio_engine_batch_size_texts');
+    expect(text).toMatch(/sentio_engine_batch_size_texts_count [1-9]/);
+    expect(text).toMatch(/sentio_engine_inference_duration_seconds_count [1-9]/);
     expect(text).toContain('sentio_llm_request_duration_seconds');
   });
 
