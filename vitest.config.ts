@@ -9,6 +9,8 @@ export default defineConfig({
     // assertions (event-loop lag, latency bounds) meaningful.
     fileParallelism: false,
     pool: 'forks',
+    // Collects every test server's log and fails the run if a key or a message text was logged.
+    globalSetup: ['test/helpers/log-audit.ts'],
     projects: [
       { extends: true, test: { name: 'memory', include: ['test/**/*.test.ts'] } },
       {
@@ -21,7 +23,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/{unit,tokenizer,engine,model,native,redis,scale}/**'],
           env: { SENTIO_TEST_STORE: 'redis' },
-          globalSetup: ['test/helpers/redis-global-setup.ts'],
+          globalSetup: ['test/helpers/log-audit.ts', 'test/helpers/redis-global-setup.ts'],
         },
       },
     ],

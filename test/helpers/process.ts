@@ -1,6 +1,7 @@
 /** Run the built server (dist/src/main.js) as a child process, as `npm start` does. */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
 
 export interface ServerProcess {
@@ -24,6 +25,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       for (const line of buf.toString().split('\n')) {
         if (!line) continue;
         output.push(line);
+        recordServerLog(line);
         if (line.includes('"sentio listening"')) {
           clearTimeout(timer);
           resolve((JSON.parse(line) as { port: number }).port);

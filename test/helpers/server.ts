@@ -6,6 +6,7 @@ import { startSentio } from '../../src/app.js';
 import type { AnalysisEngine, Sentio } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
 import { testEngine } from './engine.js';
+import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
 
 export const TEST_KEY = 'sentio_test_key_0123456789abcdef';
@@ -37,7 +38,11 @@ export async function startTestServer(
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(line);
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        logs.push(line);
+        recordServerLog(line);
+      }
       cb();
     },
   });

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLogFile } from '../helpers/log-audit.js';
 import { OTHER_KEY, startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -25,6 +27,10 @@ describe('audit log', () => {
     expect(line!['latency_ms']).toBeGreaterThan(0);
     expect(line!['analysed_tokens']).toBeGreaterThan(5);
     expect(lines.filter((l) => l['msg'] === 'request')).toHaveLength(4);
+    // The same lines reach the run-wide log that the end-of-run audit searches (test/helpers/log-audit.ts).
+    const runLog = runLogFile();
+    expect(runLog).toBeDefined();
+    expect(readFileSync(runLog!, 'utf8')).toContain(id!);
     const all = s.logs.join('\n');
     for (const secret of [TEST_KEY, OTHER_KEY, 'sentio_live_not_a_real_key_123', secretText, 'Bearer', 'authorization']) {
       expect(all).not.toContain(secret);
