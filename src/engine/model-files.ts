@@ -10,6 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NativeTokenizerTables } from './binding.js';
 import { ModelLoadError } from './errors.js';
+import type { TokenizerFile } from '../tokenizer/wordpiece.js';
 
 /** The parts of manifest.json the engine reads. */
 export interface ModelManifest {
@@ -22,18 +23,6 @@ export interface ModelManifest {
     valence_arousal: { labels: string[] };
   };
   files?: Record<string, { sha256?: string; bytes?: number }>;
-}
-
-/** The parts of tokenizer.json the engine reads (models/train/tokenizer.py writes it). */
-interface TokenizerFile {
-  algorithm: string;
-  max_length: number;
-  max_word_chars: number;
-  continuation_prefix: string;
-  special_tokens: { pad: string; unk: string; cls: string };
-  char_map: [number, number[]][];
-  classes: [number, number, number][];
-  vocab: string[];
 }
 
 export interface ModelFiles {
