@@ -135,9 +135,14 @@ def add_emoji(text: str, label: str, rng: random.Random) -> str:
     return e + " " + text
 
 
-def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int) -> list[Example]:
-    """Emoji-only texts, negations and hedged/emphatic wording, with their six-way targets."""
+def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase: int = 0) -> list[Example]:
+    """Emoji-only texts, negations, hedged/emphatic wording and chat phrases, with six-way targets."""
     out: list[Example] = []
+    labels = sorted(lexicon.PHRASES)
+    for _ in range(n_phrase):
+        label = rng.choice(labels)
+        text = chatify(rng.choice(lexicon.PHRASES[label]), rng, label, p_emoji=0.3)
+        out.append(Example(text=text, six=one_hot(label, 0.15), six_w=1.0, source="syn-phrase"))
     for _ in range(n_emoji):
         label = rng.choice(SIX)
         parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
@@ -152,9 +157,15 @@ def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int) -> list[
         else:
             text = f"{subj} {rng.choice(lexicon.NEG_CUE)} {w}{rng.choice(lexicon.NEG_TAIL)}"
         label = lexicon.NEGATABLE[w]
-        # a negated word says less than an asserted one: a soft target
-        out.append(Example(text=chatify(text, rng, None, 0.0), six=one_hot(label, 0.3), six_w=1.0,
+        # a negated word says less than an asserted one: a softer target
+        out.append(Example(text=chatify(text, rng, None, 0.0), six=one_hot(label, 0.25), six_w=1.0,
                            source="syn-neg"))
+    for _ in range(n_neg // 3):
+        subj = rng.choice(lexicon.NEG_VERB_SUBJECT)
+        verb = rng.choice(lexicon.NEG_VERBS)
+        text = f"{subj} {verb} {rng.choice(lexicon.NEG_VERB_OBJECT)}{rng.choice(lexicon.NEG_TAIL)}"
+        out.append(Example(text=chatify(text, rng, None, 0.0), six=one_hot("sadness", 0.3), six_w=1.0,
+                           source="syn-neg-verb"))
     for _ in range(n_int):
         label = rng.choice(SIX)
         mild_words, strong_words = lexicon.INTENSITY_WORDS[label]

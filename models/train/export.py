@@ -22,12 +22,14 @@ def export_onnx(model: torch.nn.Module, path: str) -> None:
         dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
                       "emotions": {0: "batch"}, "sub_emotions": {0: "batch"}, "valence_arousal": {0: "batch"}},
         do_constant_folding=True)
-    embeddings_to_fp16(path)
+    embeddings_to_int8(path)
 
 
-def embeddings_to_fp16(path: str) -> None:
-    """Stores embedding tables as float16 and casts the gathered rows back to float32: halves the file
-    (the tables are most of it) at no measurable cost; everything after the lookup stays float32."""
+def embeddings_to_int8(path: str) -> None:
+    """Stores each embedding table as int8 with one float scale per row, and rebuilds the float rows
+    after the lookup (Gather int8 -> Cast -> Mul by the gathered row scale). The tables are nearly all of
+    the file; this makes it 4x smaller, and the rounding error (under 0.4% of a row's largest value)
+    does not change the outputs measurably. Everything after the lookup stays float32."""
     import numpy as np
     import onnx
     from onnx import helper, numpy_helper
@@ -36,22 +38,28 @@ def embeddings_to_fp16(path: str) -> None:
     inits = {i.name: i for i in m.graph.initializer}
     nodes = []
     for node in m.graph.node:
-        nodes.append(node)
-        if node.op_type != "Gather" or node.input[0] not in inits:
+        arr = None
+        if node.op_type == "Gather" and node.input[0] in inits:
+            arr = numpy_helper.to_array(inits[node.input[0]])
+        # only real embedding tables: float, many rows, wide rows (not the ridge's 1-2 column tables)
+        if arr is None or arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] < 1000 or arr.shape[1] < 16:
+            nodes.append(node)
             continue
-        init = inits[node.input[0]]
-        arr = numpy_helper.to_array(init)
-        if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] < 1000:
-            continue
-        init.CopyFrom(numpy_helper.from_array(arr.astype(np.float16), init.name))
-        half_out = node.output[0] + "_fp16"
-        cast = helper.make_node("Cast", [half_out], [node.output[0]], to=onnx.TensorProto.FLOAT,
-                                name=node.name + "_to_fp32")
-        node.output[0] = half_out
-        nodes.append(cast)
+        name, ids, out = node.input[0], node.input[1], node.output[0]
+        scale = np.abs(arr).max(axis=1, keepdims=True) / 127.0
+        scale[scale == 0] = 1.0
+        q = np.clip(np.round(arr / scale), -127, 127).astype(np.int8)
+        inits[name].CopyFrom(numpy_helper.from_array(q, name))
+        m.graph.initializer.append(numpy_helper.from_array(scale.astype(np.float32), name + "_scale"))
+        nodes += [
+            helper.make_node("Gather", [name, ids], [out + "_q"], name=node.name + "_q"),
+            helper.make_node("Cast", [out + "_q"], [out + "_f"], to=onnx.TensorProto.FLOAT, name=node.name + "_cast"),
+            helper.make_node("Gather", [name + "_scale", ids], [out + "_s"], name=node.name + "_scale"),
+            helper.make_node("Mul", [out + "_f", out + "_s"], [out], name=node.name + "_dequant"),
+        ]
     del m.graph.node[:]
     m.graph.node.extend(nodes)
-    # value_info recorded for the old Gather outputs would now be wrong; shapes are re-inferred at load
+    # value_info recorded for rewritten outputs could now be wrong; shapes are re-inferred at load
     del m.graph.value_info[:]
     onnx.checker.check_model(m)
     onnx.save(m, path)

@@ -77,7 +77,10 @@ def loss_of(kind: str, logits: torch.Tensor, target: torch.Tensor) -> torch.Tens
 
 def fit(branch: Branch, kind: str, rows_for_epoch: Callable[[int], list[Row]], enc: Encoder, *, epochs: int,
         lr: float, seed: int, bs: int = 64, wdrop: float = 0.0, weight_decay: float = 0.01,
-        report: Callable[[int], str] | None = None, log: Callable[[str], None] = print, name: str = "") -> None:
+        report: Callable[[int], str] | None = None, log: Callable[[str], None] = print, name: str = "",
+        swa_from: int | None = None) -> None:
+    """Trains `branch` in place (AdamW, one-cycle schedule). With swa_from=k the weights end as the mean
+    of those after epochs k..last (stochastic weight averaging): a flatter, steadier solution."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -86,6 +89,8 @@ def fit(branch: Branch, kind: str, rows_for_epoch: Callable[[int], list[Row]], e
     steps = (len(first) // bs + 2) * epochs
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=int(steps * 1.1) + 10, pct_start=0.1)
     t0 = time.time()
+    swa: dict[str, torch.Tensor] | None = None
+    swa_n = 0
     for epoch in range(epochs):
         rows = first if epoch == 0 else rows_for_epoch(epoch)
         branch.train()
@@ -103,6 +108,12 @@ def fit(branch: Branch, kind: str, rows_for_epoch: Callable[[int], list[Row]], e
             sched.step()
             total += loss.item()
             n += 1
+        if swa_from is not None and epoch + 1 >= swa_from:
+            state = {k: v.detach().clone() for k, v in branch.state_dict().items()}
+            swa = state if swa is None else {k: swa[k] + state[k] for k in swa}
+            swa_n += 1
+            if epoch == epochs - 1:
+                branch.load_state_dict({k: v / swa_n for k, v in swa.items()})
         msg = f"{name} epoch {epoch + 1}/{epochs} loss {total / max(n, 1):.4f} ({time.time() - t0:.0f}s)"
         if report:
             msg += " | " + report(epoch)

@@ -74,3 +74,29 @@ INTENSITY_WORDS = {
 }
 INTENSITY_FRAMES = ["i'm {}", "i am {}", "i feel {}", "feeling {}", "i was {}", "honestly i'm {}",
                     "im {} right now", "i feel {} about it", "{}", "i'm {} today", "she is {}"]
+
+# Short chat phrases with a clear reading, for emotions whose everyday wording dair-ai rarely shows
+# (there, "love" as a verb is mostly joy, and surprise is mostly "feel amazed/curious").
+PHRASES = {
+    "love": ["i love you", "love you so much", "i love you so much", "i adore you", "you mean the world to me",
+             "i'm so in love with you", "love you babe", "i love you more than anything", "you're my everything",
+             "i can't stop thinking about you", "you make my heart melt", "sending you all my love",
+             "i cherish you", "love you to the moon and back"],
+    "surprise": ["wow", "omg", "no way", "i can't believe it", "what?!", "didn't see that coming",
+                 "i did not expect that", "wait, really?", "that's so unexpected", "whoa", "oh my god, seriously?",
+                 "i'm shocked", "are you serious", "i never expected this", "what a surprise"],
+    "anger": ["i hate this", "i hate mondays", "this is so unfair", "leave me alone", "stop it", "how dare you",
+              "this is ridiculous", "i'm sick of this", "so fed up", "what the hell", "i can't stand him"],
+    "sadness": ["i miss you", "i miss her so much", "i wish you were here", "it hurts", "i'm so lonely",
+                "nobody cares", "i want to cry", "i lost my dog today", "i failed again", "everything feels pointless"],
+    "fear": ["i'm scared", "help me", "what if something goes wrong", "i have a bad feeling about this",
+             "i can't breathe", "someone is following me", "i'm so anxious about tomorrow", "please don't leave me alone tonight"],
+    "joy": ["yay", "we won", "best day ever", "so excited", "this is amazing", "finally done", "i got the job",
+            "thank you so much", "haha that's hilarious", "i passed", "life is good"],
+}
+
+# Negated positive verbs ("i don't love you anymore"): sadness rather than love/joy.
+NEG_VERB_SUBJECT = ["i don't", "i do not", "i dont", "i no longer", "i just don't", "she doesn't", "he doesn't",
+                    "i don't think i", "i didn't"]
+NEG_VERBS = ["love", "like", "enjoy", "care about", "trust", "want"]
+NEG_VERB_OBJECT = ["you", "this", "it", "my job", "him", "her", "them", "my life", "anything", "this place"]

@@ -30,8 +30,8 @@ import data  # noqa: E402
 import export  # noqa: E402
 import metrics  # noqa: E402
 import teachers  # noqa: E402
-from fit import Encoder, Row, fit, predict  # noqa: E402
-from model import Branch, EmotionNet, BRANCH_DEFAULTS, OUT_SIZES  # noqa: E402
+from fit import Encoder, Row, fit, pad, predict  # noqa: E402
+from model import Branch, EmotionNet, Ensemble, BRANCH_DEFAULTS, OUT_SIZES  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -48,78 +48,64 @@ def new_branch(name: str, vocab: int, seed: int, cfg: dict | None = None) -> Bra
     return Branch(vocab, out=OUT_SIZES[name], **dict(BRANCH_DEFAULTS[name], **(cfg or {})))
 
 
-def six_scores(branch: Branch, rows, enc: Encoder) -> dict:
-    p = predict(branch, "softmax", [t for t, _ in rows], enc)
+def six_scores(six, rows, enc: Encoder) -> dict:
+    p = predict_six(six, [t for t, _ in rows], enc)
     return metrics.six_way([data.SIX_INDEX[l] for _, l in rows], p.argmax(1), data.SIX)
 
 
+def predict_six(six, texts: list[str], enc: Encoder) -> np.ndarray:
+    if isinstance(six, Ensemble):
+        return np.mean([predict(m, "softmax", texts, enc) for m in six.members], axis=0)
+    return predict(six, "softmax", texts, enc)
+
+
 # -- six ---------------------------------------------------------------------------------------------
-def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Branch:
+def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
     dair_train, dair_dev = data.dair_splits(args.seed) if not args.no_dair else ([], [])
     val = corpora.dair("val") if not args.no_dair else []
-    report = (lambda b: (lambda _e: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))))
-
-    soft = None
-    if dair_train and args.teachers > 1:
-        soft = fold_teachers(args, enc, vocab, dair_train, dair_dev, val, report)
 
     go_rows: list[Row] = []
+    if args.no_dair:  # GoEmotions mapped to the six is then the only six-way signal
+        args.go_six_w, args.go_frac = 1.0, 1.0
     if args.go_six_w > 0:
         for text, labels in data.go_splits(args.seed)[0]:
             t = data.go_six_target(labels, names)
             if t is not None:
                 go_rows.append((text, t, args.go_six_w))
 
-    def rows_for_epoch(epoch: int) -> list[Row]:
-        rng = random.Random(args.seed * 1000 + epoch)
-        rows: list[Row] = []
-        for i, (text, label) in enumerate(dair_train):
-            target = data.one_hot(label, args.smooth)
-            if soft is not None:
-                target = [(1 - args.alpha) * h + args.alpha * float(s) for h, s in zip(target, soft[i])]
-            rows.append((text, target, 1.0))
-            if rng.random() < args.p_chat:
-                rows.append((data.chatify(text, rng, label, p_emoji=0.2), target, 1.0))
-        rows += [r for r in go_rows if rng.random() < args.go_frac]
-        for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int):
-            rows.append((ex.text, ex.six, 1.0))
-        return rows
+    def rows_for(member: int):
+        def rows_for_epoch(epoch: int) -> list[Row]:
+            rng = random.Random(args.seed * 1000 + member * 100 + epoch)
+            rows: list[Row] = []
+            for text, label in dair_train:
+                target = data.one_hot(label, args.smooth)
+                rows.append((text, target, 1.0))
+                if rng.random() < args.p_chat:
+                    rows.append((data.chatify(text, rng, label, p_emoji=0.2), target, 1.0))
+            rows += [r for r in go_rows if rng.random() < args.go_frac]
+            for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int, args.n_phrase):
+                rows.append((ex.text, ex.six, 1.0))
+            return rows
+        return rows_for_epoch
 
-    branch = new_branch("six", vocab, args.seed)
-    fit(branch, "softmax", rows_for_epoch, enc, epochs=args.epochs, lr=args.lr, seed=args.seed, wdrop=args.wdrop,
-        report=report(branch) if dair_dev else None, log=log, name="six")
-    if dair_dev:
-        log(f"six: dair dev {json.dumps(six_scores(branch, dair_dev, enc))}")
-        log(f"six: dair val (reported, not used for selection) {json.dumps(six_scores(branch, val, enc))}")
-    return branch
-
-
-def fold_teachers(args, enc, vocab, dair_train, dair_dev, val, report) -> np.ndarray:
-    """Out-of-fold six-way probabilities for every dair-ai training text from K teachers, each trained on
-    the other K-1 folds: soft labels that carry what the data says about each text's ambiguity."""
-    k = args.teachers
-    rng = random.Random(args.seed)
-    fold = [i % k for i in range(len(dair_train))]
-    rng.shuffle(fold)
-    soft = np.zeros((len(dair_train), 6), np.float32)
+    members = []
     dev_sum = np.zeros((len(dair_dev), 6), np.float32)
-    val_sum = np.zeros((len(val), 6), np.float32)
-    for f in range(k):
-        train_rows = [(t, data.one_hot(l, args.smooth), 1.0) for (t, l), g in zip(dair_train, fold) if g != f]
-        held = [i for i, g in enumerate(fold) if g == f]
-        teacher = new_branch("six", vocab, args.seed + 101 * (f + 1))
-        fit(teacher, "softmax", lambda _e: train_rows, enc, epochs=args.teacher_epochs, lr=args.lr,
-            seed=args.seed + f, wdrop=args.wdrop, log=log, name=f"teacher {f + 1}/{k}")
-        soft[held] = predict(teacher, "softmax", [dair_train[i][0] for i in held], enc)
-        dev_sum += predict(teacher, "softmax", [t for t, _ in dair_dev], enc)
-        val_sum += predict(teacher, "softmax", [t for t, _ in val], enc)
-        m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], dev_sum.argmax(1))
-        log(f"teachers 1..{f + 1} ensemble: dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
-    gold = [data.SIX_INDEX[l] for _, l in dair_train]
-    log(f"out-of-fold teacher accuracy on dair train {float((soft.argmax(1) == np.array(gold)).mean()):.4f}")
-    mv = metrics.six_way([data.SIX_INDEX[l] for _, l in val], val_sum.argmax(1))
-    log(f"teacher ensemble dair val (reported only) {mv['accuracy']:.4f}/{mv['macro_f1']:.4f}")
-    return soft
+    for k in range(args.six_members):
+        seed = args.seed + 1000 * k
+        branch = new_branch("six", vocab, seed)
+        report = (lambda _e, b=branch: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))) \
+            if dair_dev else None
+        fit(branch, "softmax", rows_for(k), enc, epochs=args.epochs, lr=args.lr, seed=seed, wdrop=args.wdrop,
+            report=report, log=log, name=f"six member {k + 1}/{args.six_members}", swa_from=args.swa_from)
+        members.append(branch)
+        if dair_dev:
+            dev_sum += predict(branch, "softmax", [t for t, _ in dair_dev], enc)
+            m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], dev_sum.argmax(1))
+            log(f"six: members 1..{k + 1} on dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
+    ens = Ensemble(members)
+    if val:
+        log(f"six: dair val (reported, not used for selection) {json.dumps(six_scores(ens, val, enc))}")
+    return ens
 
 
 # -- sub ---------------------------------------------------------------------------------------------
@@ -154,7 +140,7 @@ def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch,
 
 
 # -- va ----------------------------------------------------------------------------------------------
-def train_va(args, enc: Encoder, vocab: int) -> tuple[Branch, dict]:
+def train_va(args, enc: Encoder, vocab: int, net: EmotionNet) -> dict:
     eb_train, eb_dev, eb_test = corpora.emobank("train"), corpora.emobank("dev"), corpora.emobank("test")
     rows: list[Row] = [(t, data.va_target(v, a), 1.0) for t, v, a in eb_train]
     extra_texts = [t for t, _ in data.go_splits(args.seed)[0]]
@@ -176,9 +162,42 @@ def train_va(args, enc: Encoder, vocab: int) -> tuple[Branch, dict]:
     fit(branch, "va", rows_for_epoch, enc, epochs=args.va_epochs, lr=args.lr, seed=args.seed + 11,
         report=lambda _e: "dev r v {valence_r:.3f} a {arousal_r:.3f}".format(**r_of(branch, eb_dev)),
         log=log, name="va")
-    test = r_of(branch, eb_test)
+    log(f"va: branch alone, EmoBank test {json.dumps(r_of(branch, eb_test))}")
+    net.branches["va"] = branch
+    u, s, b = teachers.token_ridge(eb_train, eb_dev, enc, vocab, log)
+    net.va_bag.u.copy_(torch.from_numpy(u))
+    net.va_bag.s.copy_(torch.from_numpy(s))
+    net.va_bag.b.copy_(torch.from_numpy(b))
+    # mix ridge and branch per output, picked on EmoBank dev
+    pb = predict(branch, "va", [t for t, _, _ in eb_dev], enc)
+    with torch.no_grad():
+        ids, mask = pad([enc(t) for t, _, _ in eb_dev])
+        pr = net.va_bag(ids, mask.to(torch.float32).unsqueeze(1)).numpy()
+    gold = np.array([[v, a] for _, v, a in eb_dev])
+    mix = []
+    for j in range(2):
+        grid = np.linspace(0, 1, 21)
+        rs = [np.corrcoef(w * pr[:, j] + (1 - w) * pb[:, j], gold[:, j])[0, 1] for w in grid]
+        mix.append(float(grid[int(np.argmax(rs))]))
+    net.va_mix.copy_(torch.tensor(mix))
+    log(f"va: ridge share (valence, arousal) = {mix}")
+    _, _, va = predict_net(net, [t for t, _, _ in eb_test], enc)
+    test = {"valence_r": float(np.corrcoef(va[:, 0], [v for _, v, _ in eb_test])[0, 1]),
+            "arousal_r": float(np.corrcoef(va[:, 1], [a for _, _, a in eb_test])[0, 1])}
     log(f"va: EmoBank test {json.dumps(test)}")
-    return branch, test
+    return test
+
+
+@torch.no_grad()
+def predict_net(net: EmotionNet, texts: list[str], enc: Encoder, bs: int = 256):
+    """The whole network's three outputs, exactly as exported."""
+    net.eval()
+    outs = [[], [], []]
+    for b in range(0, len(texts), bs):
+        ids, mask = pad([enc(t) for t in texts[b: b + bs]])
+        for o, x in zip(outs, net(ids, mask)):
+            o.append(x.numpy())
+    return tuple(np.concatenate(o) for o in outs)
 
 
 def main() -> None:
@@ -187,21 +206,21 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--epochs", type=int, default=6, help="six-way student epochs")
-    ap.add_argument("--teachers", type=int, default=5, help="fold teachers for soft labels (<=1: none)")
-    ap.add_argument("--teacher-epochs", type=int, default=5)
-    ap.add_argument("--alpha", type=float, default=0.5, help="weight of the teachers' soft labels")
+    ap.add_argument("--six-members", type=int, default=2, help="independently trained six-way members")
+    ap.add_argument("--swa-from", type=int, default=None, help="average weights from this epoch on")
     ap.add_argument("--smooth", type=float, default=0.1)
     ap.add_argument("--wdrop", type=float, default=0.0)
     ap.add_argument("--p-chat", type=float, default=0.3, help="share of dair rows also seen chat-styled")
     ap.add_argument("--go-six-w", type=float, default=0.2, help="weight of GoEmotions' weak six-way labels")
     ap.add_argument("--go-frac", type=float, default=0.3, help="share of those rows used per epoch")
     ap.add_argument("--n-emoji", type=int, default=500)
-    ap.add_argument("--n-neg", type=int, default=500)
+    ap.add_argument("--n-neg", type=int, default=1000)
+    ap.add_argument("--n-phrase", type=int, default=400)
     ap.add_argument("--n-int", type=int, default=500)
     ap.add_argument("--sub-epochs", type=int, default=5)
     ap.add_argument("--va-epochs", type=int, default=6)
-    ap.add_argument("--va-pseudo-w", type=float, default=0.5)
-    ap.add_argument("--va-pseudo-frac", type=float, default=0.3)
+    ap.add_argument("--va-pseudo-w", type=float, default=1.0)
+    ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
     ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
     ap.add_argument("--version", default="1.0.0")
     ap.add_argument("--out", default=OUT)
@@ -217,19 +236,19 @@ def main() -> None:
     enc = Encoder(tok)
     vocab = len(tok.vocab)
     names = data.load_go_names()
-    net = EmotionNet(vocab)
+    net = EmotionNet(vocab, six_members=args.six_members)
     metrics_out: dict = {}
     thresholds = {n: 0.5 for n in names}
     if "six" in only:
-        net.branches["six"] = train_six(args, enc, vocab, names)
+        net.six = train_six(args, enc, vocab, names)
     if "sub" in only:
         net.branches["sub"], thresholds, metrics_out["goemotions_dev"] = train_sub(args, enc, vocab, names)
     if "va" in only:
-        net.branches["va"], metrics_out["emobank_test"] = train_va(args, enc, vocab)
+        metrics_out["emobank_test"] = train_va(args, enc, vocab, net)
     if not args.no_dair:
         val = corpora.dair("val")
-        metrics_out["dair_val"] = six_scores(net.branches["six"], val, enc)
-        metrics_out["dair_dev"] = six_scores(net.branches["six"], data.dair_splits(args.seed)[1], enc)
+        metrics_out["dair_val"] = six_scores(net.six, val, enc)
+        metrics_out["dair_dev"] = six_scores(net.six, data.dair_splits(args.seed)[1], enc)
         log(f"dair val {json.dumps(metrics_out['dair_val'])}")
     os.makedirs(args.out, exist_ok=True)
     if os.path.abspath(args.out) != os.path.abspath(OUT):
