@@ -4,8 +4,9 @@
  *  raw engine   the engine's best texts/s at its best batch size, no HTTP: the physical limit here
  *  peer         node:http + onnxruntime-node JS API + JS tokenization, one inference per request
  *  unbatched    Sentio with SENTIO_BATCHING=0
- *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state,
- *               and a sweep of offered load for the latency chart
+ *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state, chat
+ *               (non-streaming, against bench/chat.ts's fake upstream), and a sweep of offered load
+ *               for the latency chart
  *
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
  * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
@@ -91,7 +92,9 @@ async function main(): Promise<void> {
   await unbatched.stop();
   results.push(unbatchedR);
 
-  const sentio = await sentioChild();
+  // The chat scenario's upstream: an OpenAI-compatible fake in its own process (first token after 20 ms).
+  const upstream = await startChild('dist/bench/chat.js', ['--upstream'], {}, '"fake llm listening"');
+  const sentio = await sentioChild({ SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`, SENTIO_LLM_MODELS: 'llm-k2-thinking-turbo=fast' });
   let ctx = 0;
   const v2 = await measure(sentio, { name: 'sentio v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });
@@ -101,7 +104,11 @@ async function main(): Promise<void> {
     body: () => JSON.stringify({ messages: Array.from({ length: 32 }, () => ({ content: { text: nextText() } })) }),
   });
   const getState = await measure(sentio, { name: 'sentio v2 GET state (64 conn)', connections: 64, durationS: D, method: 'GET', path: () => `/v2/emotions/bench-${ctx++ % 1000}` });
-  results.push(v2, v1, context, batch32, getState);
+  const chat = await measure(sentio, {
+    name: 'sentio v2 chat (64 conn)', connections: 64, durationS: D, path: '/v2/chat/completions',
+    body: () => JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: nextText() }] }),
+  });
+  results.push(v2, v1, context, batch32, getState, chat);
 
   const sweep: LoadResult[] = [];
   for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
@@ -112,6 +119,7 @@ async function main(): Promise<void> {
   results.push(...sweep);
   const rssMb = Math.max(...results.filter((r) => r.name.startsWith('sentio')).map((r) => r.rssMb ?? 0));
   await sentio.stop();
+  await upstream.stop();
 
   const at70 = sweep.find((r) => r.name.includes('at 70%'))!;
   const summary = {
@@ -125,6 +133,8 @@ async function main(): Promise<void> {
     sentio_vs_raw: round(v2.rps / raw.best, 3),
     batch32_vs_raw: round(batch32.textsPerS / raw.best, 3),
     p99_ms_at_70pct: at70.latencyMs.p99,
+    chat_rps: round(chat.rps),
+    chat_p50_ms: chat.latencyMs.p50,
     rss_mb: round(rssMb),
     quick,
   };
