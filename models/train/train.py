@@ -3,13 +3,16 @@
     /usr/bin/python3 models/train/train.py            # full recipe
     /usr/bin/python3 models/train/train.py --no-dair  # variant without the research-only dair-ai data
 
-Three branches of one network, trained one after another (they share no weights):
-  six  - dair-ai six-way. K fold-teachers give out-of-fold soft labels for every training text; the
-         branch is then trained on hard+soft targets, chat-style augmented copies, synthetic emoji /
-         negation / intensity rows and GoEmotions mapped to the six as weak labels.
+Three parts of one network, trained one after another (they share no weights):
+  six  - dair-ai six-way: an average of independently trained members (different seeds and augmentation
+         draws), each on dair-ai train plus chat-style copies (contractions, punctuation, casing, emoji),
+         synthetic emoji-only / negation / intensity / chat-phrase rows and GoEmotions mapped to the six
+         as weak labels.
   sub  - GoEmotions 28 labels (sigmoid); thresholds picked on 10% of GoEmotions train held out.
-  va   - EmoBank valence/arousal, plus a TF-IDF ridge teacher's predictions on the other corpora's texts.
-Selection uses dev splits carved from train; dair-ai val, GoEmotions dev and EmoBank test are reported.
+  va   - EmoBank valence/arousal: a small branch trained on EmoBank plus a TF-IDF ridge teacher's labels
+         for the other corpora's texts, mixed with a ridge regression over token ids that runs in-graph.
+Selection uses splits carved from train (dair-ai dev = 10% of train, GoEmotions 10% of train, EmoBank
+dev); dair-ai val, GoEmotions dev and EmoBank test are only reported.
 """
 from __future__ import annotations
 
