@@ -114,11 +114,16 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
 }
 
 function complexityOf(s: Scores, wonder: number, intensity: number): Complexity {
+  // A mostly neutral or barely emotional text has no feelings to mix; its six-way spread is noise.
+  if (s.sub.neutral >= 0.5 || intensity < 0.15) return 'simple';
   const active = SUB_EMOTIONS.filter((e) => e !== 'neutral' && s.sub[e] >= ACTIVE_SUB_THRESHOLD);
   const pos = s.raw.joy + s.raw.love;
   const neg = s.raw.sadness + s.raw.anger + s.raw.fear;
-  const mixedSub = active.some((e) => POSITIVE_SUB.includes(e)) && active.some((e) => NEGATIVE_SUB.includes(e));
-  const mixed = (pos >= 0.2 && neg >= 0.2) || mixedSub;
+  const activePos = active.some((e) => POSITIVE_SUB.includes(e));
+  const activeNeg = active.some((e) => NEGATIVE_SUB.includes(e));
+  // Opposite feelings: both polarities in one head, or the two heads disagreeing (the six-way head
+  // reads mostly positive while a negative sub-emotion is present, or the reverse).
+  const mixed = (pos >= 0.2 && neg >= 0.2) || (activePos && activeNeg) || (pos >= 0.5 && activeNeg) || (neg >= 0.5 && activePos);
   const sorted = EMOTIONS.map((e) => s.raw[e]).sort((a, b) => b - a);
   const layered = (sorted[1] ?? 0) >= 0.2 || active.length >= 2;
   if ((mixed || active.length >= 3) && wonder >= 0.5 && intensity >= 0.5) return 'transcendent';
