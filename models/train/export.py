@@ -37,20 +37,24 @@ def embeddings_to_int8(path: str) -> None:
     m = onnx.load(path)
     inits = {i.name: i for i in m.graph.initializer}
     nodes = []
+    converted: set[str] = set()  # a table may be read by several Gathers (one per window offset)
     for node in m.graph.node:
-        arr = None
-        if node.op_type == "Gather" and node.input[0] in inits:
-            arr = numpy_helper.to_array(inits[node.input[0]])
-        # only real embedding tables: float, many rows, wide rows (not the ridge's 1-2 column tables)
-        if arr is None or arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] < 1000 or arr.shape[1] < 16:
+        if node.op_type != "Gather" or node.input[0] not in inits:
             nodes.append(node)
             continue
         name, ids, out = node.input[0], node.input[1], node.output[0]
-        scale = np.abs(arr).max(axis=1, keepdims=True) / 127.0
-        scale[scale == 0] = 1.0
-        q = np.clip(np.round(arr / scale), -127, 127).astype(np.int8)
-        inits[name].CopyFrom(numpy_helper.from_array(q, name))
-        m.graph.initializer.append(numpy_helper.from_array(scale.astype(np.float32), name + "_scale"))
+        if name not in converted:
+            arr = numpy_helper.to_array(inits[name])
+            # only real embedding tables: float, many rows, wide rows (not the ridge's 1-2 column tables)
+            if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] < 1000 or arr.shape[1] < 16:
+                nodes.append(node)
+                continue
+            scale = np.abs(arr).max(axis=1, keepdims=True) / 127.0
+            scale[scale == 0] = 1.0
+            q = np.clip(np.round(arr / scale), -127, 127).astype(np.int8)
+            inits[name].CopyFrom(numpy_helper.from_array(q, name))
+            m.graph.initializer.append(numpy_helper.from_array(scale.astype(np.float32), name + "_scale"))
+            converted.add(name)
         nodes += [
             helper.make_node("Gather", [name, ids], [out + "_q"], name=node.name + "_q"),
             helper.make_node("Cast", [out + "_q"], [out + "_f"], to=onnx.TensorProto.FLOAT, name=node.name + "_cast"),
