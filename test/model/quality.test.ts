@@ -42,17 +42,43 @@ function entropy(d: Record<string, number>): number {
   return -Object.values(d).reduce((s, p) => s + (p > 0 ? p * Math.log(p) : 0), 0);
 }
 
+// The issue's bar on dair-ai val is accuracy >= 0.93 and macro-F1 >= 0.90. Model 1.0.0 measures
+// 0.922 / 0.896 (see models/emotion/MODEL.md), so: the guard fails on any regression below that level,
+// and the bar itself is a known failure (`it.fails`): once a model reaches it, this test turns red and
+// the marker must be removed, so the bar becomes the guard.
+const SHIPPED = { accuracy: 0.92, macroF1: 0.89 };
+const BAR = { accuracy: 0.93, macroF1: 0.9 };
+const haveVal = existsSync(dairVal);
+
+let valScores: Promise<ReturnType<typeof classification>> | undefined;
+
+/** dair-ai val scores, computed once for both tests. */
+function dairValScores(): Promise<ReturnType<typeof classification>> {
+  valScores ??= scoreDairVal();
+  return valScores;
+}
+
+async function scoreDairVal() {
+  const rows = readDair(dairVal);
+  const out = await model.runAll(rows.map((r) => r.text), 64);
+  const gold = rows.map((r) => labels.indexOf(r.label));
+  const pred = rows.map((_, i) => argmaxRow(out.emotions, i, labels.length));
+  return classification(gold, pred, labels);
+}
+
 describe('emotion model quality (dair-ai val)', () => {
-  // A regression guard at the shipped model's level (1.0.0: 0.923 / 0.898). The issue's bar is 0.93 / 0.90
-  // and is not met yet (issue 2 stays open); raise these floors to it when a model that meets it lands.
-  it.skipIf(!existsSync(dairVal))('keeps accuracy >= 0.92 and macro-F1 >= 0.89', async () => {
-    const rows = readDair(dairVal);
-    const out = await model.runAll(rows.map((r) => r.text), 64);
-    const gold = rows.map((r) => labels.indexOf(r.label));
-    const pred = rows.map((_, i) => argmaxRow(out.emotions, i, labels.length));
-    const m = classification(gold, pred, labels);
-    expect(m.accuracy).toBeGreaterThanOrEqual(0.92);
-    expect(m.macro_f1).toBeGreaterThanOrEqual(0.89);
+  it.skipIf(!haveVal)(`does not regress below ${SHIPPED.accuracy} accuracy / ${SHIPPED.macroF1} macro-F1`, async () => {
+    const m = await dairValScores();
+    expect(m.accuracy).toBeGreaterThanOrEqual(SHIPPED.accuracy);
+    expect(m.macro_f1).toBeGreaterThanOrEqual(SHIPPED.macroF1);
+    expect(m.per_class_f1.love ?? 0).toBeGreaterThanOrEqual(0.8);
+    expect(m.per_class_f1.surprise ?? 0).toBeGreaterThanOrEqual(0.78);
+  });
+
+  (haveVal ? it.fails : it.skip)(`reaches the bar: ${BAR.accuracy} accuracy and ${BAR.macroF1} macro-F1 (known gap)`, async () => {
+    const m = await dairValScores();
+    expect(m.accuracy).toBeGreaterThanOrEqual(BAR.accuracy);
+    expect(m.macro_f1).toBeGreaterThanOrEqual(BAR.macroF1);
   });
 });
 
