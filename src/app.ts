@@ -12,7 +12,7 @@ import type { ContextStore } from './store/context-store.js';
 import { openStores } from './store/factory.js';
 import { CompositeKeyVerifier, StaticKeyVerifier } from './auth/api-keys.js';
 import type { KeyVerifier } from './auth/api-keys.js';
-import { HttpServer, currentRequest } from './http/server.js';
+import { HttpServer, requestOf } from './http/server.js';
 import { Metrics } from './metrics.js';
 import type { EngineGauges } from './metrics.js';
 import type { Route } from './http/server.js';
@@ -49,7 +49,7 @@ function meteredEngine(engine: AnalysisEngine, metrics: Metrics): ScoreSource {
       } finally {
         const ms = performance.now() - started;
         metrics.analysisTime.observe(ms / 1000);
-        const ctx = currentRequest();
+        const ctx = requestOf(opts?.signal);
         if (ctx) ctx.inferenceMs += ms;
       }
     },

@@ -15,7 +15,7 @@ import type { ContextStore, Role, StoredMessage } from '../store/context-store.j
 
 /** The engine as the core sees it. */
 export interface ScoreSource {
-  analyze(texts: string[], opts?: { signal?: AbortSignal }): Promise<ModelOutputs[]>;
+  analyze(texts: string[], opts?: { signal?: AbortSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]>;
 }
 
 export interface MessageInput {
@@ -56,9 +56,9 @@ export class EmotionService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Scores for each text, in order. */
-  async score(texts: string[], signal?: AbortSignal): Promise<Scores[]> {
-    const outputs = await this.engine.analyze(texts, { signal });
+  /** Scores for each text, in order; `urgent` when the caller's next step waits on them (engine.ts). */
+  async score(texts: string[], signal?: AbortSignal, urgent = false): Promise<Scores[]> {
+    const outputs = await this.engine.analyze(texts, { signal, urgent });
     return outputs.map((o) => this.mapper.toScores(o));
   }
 

@@ -8,10 +8,12 @@
  * engine at a time; with 2, the next batch is already queued natively while one runs, so the engine never
  * waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
  * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
- * similar length within a look-ahead window, which cuts padding without starving anyone (the oldest
- * text always goes next). Texts whose caller aborted are dropped before they reach the engine. When the
+ * similar length within a look-ahead window, which cuts padding without starving anyone (the first
+ * text in line, the oldest unless an urgent one is waiting, always goes next). Texts whose caller aborted are dropped before they reach the engine. When the
  * queue holds maxQueue texts, new calls are refused with EngineOverloadedError rather than queued without
- * bound. docs/engine.md explains the defaults.
+ * bound. A call marked urgent (someone is waiting on it before anything else can happen, like the chat
+ * turn whose LLM call needs the user's emotions) goes ahead of queued texts and does not wait for a batch
+ * to fill; the others keep their order behind it. docs/engine.md explains the defaults.
  */
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
@@ -51,8 +53,14 @@ export interface BatcherStats {
 }
 
 /** What the engine needs from a dispatcher; the batcher and the unbatched pass-through both provide it. */
+/** How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting. */
+export interface SubmitOptions {
+  signal?: AbortSignal | undefined;
+  urgent?: boolean | undefined;
+}
+
 export interface Dispatcher<I, O> {
-  submit(items: readonly I[], signal?: AbortSignal): Promise<O[]>;
+  submit(items: readonly I[], opts?: SubmitOptions): Promise<O[]>;
   stats(): BatcherStats;
   /** Refuse new calls and reject queued ones with `reason`; batches already running finish. */
   close(reason: Error): void;
@@ -77,6 +85,7 @@ interface Entry<I, O> {
   call: Call<O>;
   index: number; // position in the call's results
   enqueuedAt: number;
+  urgent: boolean;
   taken: boolean;
 }
 
@@ -121,7 +130,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     if (!(this.#opts.maxWaitMs >= 0)) throw new RangeError(`maxWaitMs must be >= 0, got ${this.#opts.maxWaitMs}`);
   }
 
-  submit(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
+  submit(items: readonly I[], opts: SubmitOptions = {}): Promise<O[]> {
+    const { signal } = opts;
+    const urgent = opts.urgent === true;
     if (this.#closed) return Promise.reject(this.#closed);
     if (signal?.aborted) {
       this.#stats.aborted++;
@@ -154,10 +165,12 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         call,
         index,
         enqueuedAt: now,
+        urgent,
         taken: false,
       }));
       if (entries.length > 1) entries.sort((a, b) => a.cost - b.cost); // shortest first: less padding per batch
-      for (const e of entries) this.#queue.push(e);
+      if (urgent) this.#pushFront(entries);
+      else for (const e of entries) this.#queue.push(e);
       this.#queued += entries.length;
       if (signal) {
         call.onAbort = () => this.#abort(call);
@@ -190,6 +203,13 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
+  /** Urgent entries go behind earlier urgent ones and ahead of everything else (the head is always urgent then). */
+  #pushFront(entries: Entry<I, O>[]): void {
+    let at = this.#head;
+    while (at < this.#queue.length && (this.#queue[at]!.urgent || this.#queue[at]!.call.done)) at++;
+    this.#queue.splice(at, 0, ...entries);
+  }
+
   #abort(call: Call<O>): void {
     if (call.done) return;
     this.#stats.aborted++;
@@ -216,7 +236,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       const oldest = live[0];
       if (!oldest) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
-      if (!full && this.#inFlight > 0) {
+      if (!full && this.#inFlight > 0 && !oldest.urgent) {
         const due = oldest.enqueuedAt + maxWaitMs;
         if (this.#clock.now() < due) {
           this.#armTimer(due);
@@ -353,9 +373,10 @@ function paddedCost(entries: readonly { cost: number }[]): number {
 }
 
 /**
- * The batch around the oldest entry (live[0]): sort the window by cost and grow a contiguous run from
- * the oldest, each step taking the neighbour whose cost is closer to its own, while the batch stays
- * within maxSize and the padded-token budget. The oldest goes even if it alone is over budget.
+ * The batch around the first entry in line (live[0]: the oldest, or an urgent one): sort the window by
+ * cost and grow a contiguous run from it, each step taking the neighbour whose cost is closer to its own,
+ * while the batch stays within maxSize and the padded-token budget. The first goes even if it alone is
+ * over budget.
  */
 function similarAround<E extends { cost: number }>(live: E[], maxSize: number, budget: number): E[] {
   const oldest = live[0]!;
@@ -401,7 +422,9 @@ export class PassThrough<I, O> implements Dispatcher<I, O> {
     this.#maxQueue = opts.maxQueue;
   }
 
-  async submit(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
+  /** Every call runs at once here, so `urgent` has nothing to overtake. */
+  async submit(items: readonly I[], opts: SubmitOptions = {}): Promise<O[]> {
+    const { signal } = opts;
     if (this.#closed) throw this.#closed;
     if (signal?.aborted) {
       this.#stats.aborted++;

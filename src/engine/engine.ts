@@ -37,6 +37,8 @@ export interface TextScores {
 export interface AnalyzeOptions {
   /** Aborting rejects with EngineAbortedError; queued texts are dropped before they reach the model. */
   signal?: AbortSignal | undefined;
+  /** Latency-critical (a caller waits on it before anything else happens): queued ahead, sent without batching wait. */
+  urgent?: boolean | undefined;
 }
 
 export interface EngineInfo {
@@ -222,7 +224,7 @@ class NativeEngine implements Engine {
         return Promise.reject(new EngineInputError(`analyze(texts): texts[${i}] is not a string`));
       }
     }
-    return this.#dispatcher.submit(texts, opts?.signal);
+    return this.#dispatcher.submit(texts, { signal: opts?.signal, urgent: opts?.urgent });
   }
 
   stats(): EngineStats {

@@ -25,8 +25,8 @@ export function engineHandlers(engine: AnalysisEngine): Record<string, RpcHandle
   const e = engine.labels.emotions.length;
   const s = engine.labels.subEmotions.length;
   return {
-    'engine.analyze': async ([texts], signal) => {
-      const outs = await engine.analyze(texts as string[], { signal });
+    'engine.analyze': async ([texts, urgent], signal) => {
+      const outs = await engine.analyze(texts as string[], { signal, urgent: urgent === true });
       const n = outs.length;
       const packed: PackedOutputs = {
         emotions: new Float64Array(n * e),
@@ -59,8 +59,8 @@ export class RemoteEngine implements AnalysisEngine {
     this.#description = description;
   }
 
-  async analyze(texts: string[], opts?: { signal?: AbortSignal | undefined }): Promise<ModelOutputs[]> {
-    const p = await this.#rpc.call<PackedOutputs>('engine.analyze', [texts], {
+  async analyze(texts: string[], opts?: { signal?: AbortSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]> {
+    const p = await this.#rpc.call<PackedOutputs>('engine.analyze', [texts, opts?.urgent === true], {
       signal: opts?.signal,
       onAbort: () => new EngineAbortedError('the request was aborted'),
     });

@@ -131,6 +131,53 @@ describe('MicroBatcher', () => {
     expect(runs.map((r) => r.items)).toEqual([['a'], ['b', 'c']]);
   });
 
+  it('sends an urgent call at once while a batch runs, taking the waiting texts along', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 2 });
+    void batcher.submit(['a']);
+    await clock.flush();
+    void batcher.submit(['b']);
+    await clock.advance(1);
+    expect(runs).toHaveLength(1); // b waits for company
+    const u = track(batcher.submit(['u'], { urgent: true }));
+    await clock.flush();
+    expect(runs.map((r) => r.items)).toEqual([['a'], ['u', 'b']]);
+    expect(clock.now()).toBe(1); // no maxWaitMs wait
+    runs[1]!.resolve();
+    await clock.flush();
+    expect(u.value).toEqual(['U']);
+  });
+
+  it('queues urgent calls ahead of waiting texts, in their own arrival order', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1 });
+    void batcher.submit(['a']);
+    await clock.flush(); // a runs; nothing else can start
+    for (const s of ['b', 'c', 'd']) void batcher.submit([s]);
+    void batcher.submit(['u1'], { urgent: true });
+    void batcher.submit(['u2'], { urgent: true });
+    await clock.flush();
+    await finish(0);
+    expect(runs[1]!.items).toEqual(['u1', 'u2']);
+    await finish(1);
+    expect(runs[2]!.items).toEqual(['b', 'c']);
+    await finish(2);
+    expect(runs[3]!.items).toEqual(['d']);
+  });
+
+  it('does not let an aborted urgent call hold up the queue', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1 });
+    void batcher.submit(['a']);
+    await clock.flush();
+    void batcher.submit(['b']);
+    const ac = new AbortController();
+    const gone = track(batcher.submit(['u1'], { urgent: true, signal: ac.signal }));
+    ac.abort();
+    void batcher.submit(['u2'], { urgent: true });
+    await clock.flush();
+    expect(gone.error).toBeInstanceOf(EngineAbortedError);
+    await finish(0);
+    expect(runs[1]!.items).toEqual(['u2', 'b']);
+  });
+
   it('closes a waiting batch at once when it fills', async () => {
     const { clock, runs, batcher } = setup({ maxBatchSize: 2 });
     void batcher.submit(['a']);
@@ -179,7 +226,7 @@ describe('MicroBatcher', () => {
     void batcher.submit(['first']);
     await clock.flush();
     const ac = new AbortController();
-    const aborted = track(batcher.submit(['gone1', 'gone2'], ac.signal));
+    const aborted = track(batcher.submit(['gone1', 'gone2'], { signal: ac.signal }));
     const kept = track(batcher.submit(['kept']));
     ac.abort();
     await settleMicrotasks();
@@ -195,7 +242,7 @@ describe('MicroBatcher', () => {
   it('rejects an aborted call at once even while its batch runs, and ignores the late result', async () => {
     const { clock, runs, batcher, finish } = setup();
     const ac = new AbortController();
-    const p = track(batcher.submit(['a'], ac.signal));
+    const p = track(batcher.submit(['a'], { signal: ac.signal }));
     await clock.flush();
     expect(runs).toHaveLength(1);
     ac.abort(new Error('client went away'));
@@ -208,7 +255,7 @@ describe('MicroBatcher', () => {
 
   it('refuses an already aborted signal without queueing', async () => {
     const { clock, runs, batcher } = setup();
-    await expect(batcher.submit(['a'], AbortSignal.abort())).rejects.toBeInstanceOf(EngineAbortedError);
+    await expect(batcher.submit(['a'], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(EngineAbortedError);
     await clock.flush();
     expect(runs).toHaveLength(0);
   });
@@ -228,7 +275,7 @@ describe('MicroBatcher', () => {
       listeners--;
       remove(...args);
     }) as typeof remove;
-    const p = batcher.submit(['a'], signal);
+    const p = batcher.submit(['a'], { signal: signal });
     await clock.flush();
     await finish(0);
     await p;
@@ -312,7 +359,7 @@ describe('MicroBatcher', () => {
     void batcher.submit(['a']);
     await clock.flush();
     const ac = new AbortController();
-    void batcher.submit(['b'], ac.signal).catch(() => undefined);
+    void batcher.submit(['b'], { signal: ac.signal }).catch(() => undefined);
     await clock.flush();
     expect(clock.pendingTimers).toBe(1);
     ac.abort();
@@ -350,7 +397,7 @@ describe('PassThrough (batching off)', () => {
       { maxBatchSize: 8, maxQueue: 2 },
     );
     const ac = new AbortController();
-    const first = pass.submit(['a', 'b'], ac.signal);
+    const first = pass.submit(['a', 'b'], { signal: ac.signal });
     await expect(pass.submit(['c'])).rejects.toBeInstanceOf(EngineOverloadedError);
     ac.abort();
     await expect(first).rejects.toBeInstanceOf(EngineAbortedError);

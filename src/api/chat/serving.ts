@@ -133,7 +133,8 @@ class ChatTurn {
   async #analyseUser(): Promise<UserAnalysis> {
     const { service } = this.deps;
     const [[own], prior] = await Promise.all([
-      service.score([this.#userText], this.ctx.signal),
+      // With guidance, the LLM call waits on this score: it jumps the engine's queue.
+      service.score([this.#userText], this.ctx.signal, this.req.guidance),
       this.req.contextId === undefined ? undefined : service.history(this.req.contextId),
     ]);
     const scores = own!;
