@@ -14,8 +14,12 @@
  * positives), then used to add the co-occurrence rule (dying + wanting in one clause), so development data.
  * ROUND_6 sets: the held-out set for the round-5 rules (measured once: 34/45 recall, 2/45 false
  * positives), then used to widen the rules, so development data now.
- * HELD_OUT sets: written after the round-6 rules were frozen and measured once through the whole chat
- * pipeline without tuning, so their figures say how the rules generalise (docs/conversation-modes.md).
+ * ROUND_7 sets: the held-out set for the round-6 rules (measured once: 32/45 recall, 1/45 false
+ * positives), then used to widen the rules (stance words about being alive, death as relief, being gone),
+ * so development data now.
+ * HELD_OUT sets: written after the round-7 sets became development data and before the rules were widened
+ * with them; measured through the whole chat pipeline without tuning, so their figures say how the rules
+ * generalise (docs/conversation-modes.md).
  */
 
 export const CRISIS_DEVELOPMENT: readonly string[] = [
@@ -580,7 +584,7 @@ export const NOT_CRISIS_ROUND_6: readonly string[] = [
   "I'm exhausted and need a break",
 ];
 
-export const CRISIS_HELD_OUT: readonly string[] = [
+export const CRISIS_ROUND_7: readonly string[] = [
   "I'm going to kill myself, I can't do this anymore",
   "I've been thinking of ways to end my life",
   "I don't want to live like this, I'd rather be dead",
@@ -628,7 +632,7 @@ export const CRISIS_HELD_OUT: readonly string[] = [
   'My roommate keeps talking about wanting to die',
 ];
 
-export const NOT_CRISIS_HELD_OUT: readonly string[] = [
+export const NOT_CRISIS_ROUND_7: readonly string[] = [
   "I'm dying of laughter at these memes",
   'I hate being late',
   "I'm devastated my grandmother passed away",
@@ -674,4 +678,100 @@ export const NOT_CRISIS_HELD_OUT: readonly string[] = [
   'My friend is dying to go to the concert',
   'I want to kill the person who invented mondays',
   'I feel empty after finishing that series',
+];
+
+export const CRISIS_HELD_OUT: readonly string[] = [
+  "I've decided tonight is the night",
+  "There's no way I can keep living like this",
+  'I keep looking at the pills in my cabinet and thinking it would be so easy',
+  "Honestly the world doesn't need me in it",
+  'I just want everything to stop permanently',
+  "I'm thinking of driving my car into a wall",
+  "I've started burning my arms again",
+  'Nobody would care if I never came back',
+  "I don't want to be here anymore",
+  "I'm so tired, I just want to not exist",
+  "I have a plan and I know when I'm going to do it",
+  'My brother told me he has a gun and wants to use it on himself',
+  "I've been punching myself in the face when I get upset",
+  "What's the point of going on when everything hurts",
+  "I'm a waste of space and I should just disappear for good",
+  'I want to end my pain once and for all',
+  "Each morning I'm disappointed that I woke up",
+  'Sometimes I think about swallowing all of my sleeping pills',
+  "I'm going to starve myself until I'm gone",
+  "I don't think I'll make it to my birthday, and I don't want to",
+  "I've been scratching my skin raw on purpose",
+  "My daughter has been cutting herself and I don't know what to do",
+  'I want to die so badly it hurts',
+  "I think it's time I ended my life",
+  "Life is unbearable and I'm ready to leave it",
+  'I just want to be dead already',
+  "I'm counting down the days until I kill myself",
+  'I looked up how many pills it would take',
+  "There's a rope in my closet and I keep thinking about it",
+  "I'm not going to be around much longer, I've made my peace",
+  "I can't see myself alive next year",
+  "I'd be doing everyone a favour if I died",
+  'I feel like jumping in front of a train',
+  'Suicide keeps crossing my mind',
+  'I just want to stop breathing',
+  'I hurt myself again last night',
+  'It would be easier for everyone if I just ended it',
+  'I wrote a goodbye letter to my parents',
+  'I am seriously considering ending my own life',
+  'I hate my life so much I want to die',
+  'I want to put an end to myself',
+  "I wish I'd never been born, I want to go away forever",
+  "I'm going to overdose tonight",
+  "My friend texted me that she's going to kill herself",
+  "I don't want to wake up tomorrow",
+];
+
+export const NOT_CRISIS_HELD_OUT: readonly string[] = [
+  "I'm so sad my grandmother passed away last night",
+  'This heat is killing me',
+  'I could murder a burger right now',
+  "I'm dying to see the new Marvel movie",
+  'My phone died in the middle of the call',
+  'I cut my finger while slicing onions',
+  "I'm so angry at my boss I could scream",
+  'I failed my exam and I feel terrible',
+  "She broke up with me and I can't stop crying",
+  'The main character kills himself at the end of the novel',
+  'We watched a documentary about suicide prevention',
+  "I'm scared of dying on the operating table",
+  'My dog died and the house feels empty',
+  "I'm dead tired after that shift",
+  "If I eat one more slice I'll explode",
+  'I want to end my subscription',
+  "I'm ending things with my boyfriend",
+  "I'm jumping into the pool after work",
+  'Ugh, kill me now, this meeting is endless',
+  'I feel lonely since moving to a new city',
+  "I'm furious that they cancelled the flight",
+  'I hate Mondays',
+  "My grandfather is in hospice and the doctors say it's a matter of days",
+  'I gave away my old clothes to charity',
+  'I wrote my will after the baby was born, just to be safe',
+  "I'm so done with this semester",
+  'The plant on my desk is dead again',
+  "Work is crushing me but I'll get through it",
+  "I'm heartbroken and I don't know how to move on",
+  'He shot himself in the foot with that decision',
+  "I'm terrified about the biopsy results",
+  'I want to disappear into a good book this weekend',
+  'My knees are killing me after the hike',
+  "I'm so embarrassed I want to crawl into a hole",
+  'Goodbye everyone, see you after my vacation',
+  "I'm exhausted, I need to sleep for a week",
+  'I hurt my back lifting boxes',
+  'That joke killed me, I was crying laughing',
+  "I feel hopeless about finding a job, but I'll keep trying",
+  "Our team got destroyed in the final and I'm gutted",
+  'The villain threatens to throw himself off the tower in act three',
+  "I'm burned out and need a break from work",
+  "I'd rather die than sing karaoke in front of my coworkers",
+  "My cat is dying of kidney failure and I'm devastated",
+  'I miss my dad every day since he passed',
 ];
