@@ -69,6 +69,9 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:commit|committing|attempt|attempted|attempting|consider|considering|contemplat\w*|(?:think|thinking|thought) (?:about|of)|plan|planning|thoughts of|urges? to|want to|tempted to|going to|tried) (?:my |committing |commit )?suicide\b|\bmy suicide\b|\bsuicide (?:is|seems|feels like) (?:my|the) (?:only|best|last) (?:option|way|choice|answer)\b/ },
   { name: 'suicide_note', kind: 'suicidal_intent', confidence: 0.95,
     pattern: /\b(?:my|a) (?:suicide|goodbye) (?:note|letter|plan)s?\b|\bsuicide (?:plan|pact)\b|\b(?:letters?|notes?|messages?|texts?)(?: to (?:my |all my |everyone|everybody)?\w*)? (?:saying|to say) goodbye\b/ },
+  // "I've written notes for my family", said with nothing after it: the notes people leave behind
+  { name: 'notes_left', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\bi (?:have )?(?:written|left) (?:notes|letters) for (?:my (?:family|kids|children|parents|wife|husband|partner|loved ones)|everyone|everybody)(?=\s*(?:[.!?;]|$))/ },
   { name: 'take_life', kind: 'suicidal_intent', confidence: 0.95,
     pattern: /\b(?:take|taking|took) my (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a))/ },
   { name: 'end_life', kind: 'suicidal_intent', confidence: 0.95,
@@ -101,6 +104,9 @@ const RULES: readonly Rule[] = [
     pattern: /\brather (?:be dead|die|not be alive|not exist|not wake up)(?: than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up))?(?=\s*(?:[.!?,;]|$|than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up)\b))/ },
   { name: 'death_only_escape', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:death|dying|being dead|suicide|killing myself)\b.*\b(?:only|last|best|one) (?:escape|way out|option|solution|answer|choice)\b|\bno (?:way out|escape|other way) (?:but|except|other than) (?:death|dying|to die|suicide)\b/ },
+  // "would": death imagined for oneself; "her death was a mercy" is grief, not a wish
+  { name: 'death_would_be_relief', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:death|dying|being dead|not waking up|not existing|never waking up) (?:would|will|could) (?:be|feel like|come as) (?:a |such a |the )?(?:sweet |welcome )?(?:mercy|blessing|gift|relief|release|rest|escape|welcome relief)\b/ },
   { name: 'funeral_relief', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:imagine|imagining|picture|picturing|thinking about|think about|dream about|dreaming about) my (?:own )?(?:funeral|death|grave)\b.*\b(?:relief|peace|peaceful|finally|better off|free)\b/ },
   // "it's time for me to go for good." with nothing after it (not "... from this job")
@@ -117,27 +123,32 @@ const RULES: readonly Rule[] = [
   { name: 'see_no_point', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:no|the|any) point (?:in |of |to )?(?:living|being alive|going on|existing|carrying on|staying alive|waking up|anything anymore|trying anymore|my life|life anymore)\b/ },
   { name: 'nothing_to_live_for', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\bnothing (?:left )?to live for\b|\bno reason to (?:live|stay alive|keep living|go on)\b/ },
+    pattern: /\bnothing (?:left )?to live for\b|\bno (?:reason|point|purpose) (?:for me )?(?:to|in) (?:live|be alive|being alive|stay alive|keep living|go on|exist|existing)\b/ },
   { name: 'not_worth_living', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bnot worth living\b|\b(?:life|living|my life) is not worth it\b/ },
   { name: 'better_off_without_me', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\bbetter off (?:dead|gone|in the ground|in a grave|not existing|not (?:here|around|alive)|never (?:having been|been) born)\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b/ },
+    pattern: /\bbetter off (?:dead|gone|in the ground|in a grave|not existing|not (?:here|around|alive)|never (?:having been|been) born)\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b|\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok|at peace)\b.*\bif i (?:was|were) (?:gone|dead|not (?:here|around|alive))(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|forever\b|for good\b))|\bif i (?:was|were) (?:gone|dead)\b.*\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok)\b/ },
   { name: 'nobody_would_miss', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:nobody|no one|noone|no-one|anyone|anybody) (?:would|will) (?:even )?(?:miss me|notice|care) (?:if|when) i (?:was|were|am|die|died|disappear|disappeared|killed|ended|gone)\b/ },
+  { name: 'gone_unnoticed', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\bif i (?:died|disappeared|vanished|was gone|were gone|was dead|were dead|killed myself|ended it)(?: forever| for good| tomorrow| today| tonight)?\b,? (?:no one|nobody|noone|no-one|not a soul) (?:would|will) (?:even )?(?:care|notice|miss me|miss it|mind|cry|come)\b/ },
   { name: 'nobody_would_miss_me', kind: 'suicidal_intent', confidence: 0.8,
     pattern: new RegExp(`\\b(?:nobody|no one|noone|no-one) (?:would|will) (?:even |ever |really )?miss me${CLAUSE_END}`) },
   { name: 'never_wake_up', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:go to sleep|fall asleep|sleep|close my eyes) and (?:never|not) (?:wake|open them) ?up\b|\b(?:hope|hoping|wish|pray|praying) (?:that )?i (?:never|do not|will not|dont) wake up\b/ },
+    pattern: /\b(?:want|wish|wishing|wanting|hope|hoping) (?:to |i could |that i could |i would )?(?:go to sleep|fall asleep|sleep) and (?:stay asleep|stay that way|never come back)(?: forever| for good)?\b|\b(?:go to sleep|fall asleep|sleep|close my eyes) and (?:never|not) (?:wake|open them) ?up\b|\b(?:hope|hoping|wish|pray|praying) (?:that )?i (?:never|do not|will not|dont) wake up\b/ },
   { name: 'disappear_forever', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently| from (?:this|the) (?:world|earth|planet)| from existence| off the face of the earth)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
   { name: 'want_it_over', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:the|this|my) (?:pain|suffering|hurting|misery) to (?:end|be over|stop),? (?:permanently|forever|for good|once and for all)\b/ },
+    pattern: /\b(?:want|wish|need|wanting|wishing) (?:it all|everything|my life|all of it) (?:to be )?over(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|already\b|now\b))|\b(?:want|need|wanting|wish) out of (?:this|my) (?:life|existence|world)\b|\b(?:want|need|wanting) out of (?:life|living|existence)\b|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:the|this|my) (?:pain|suffering|hurting|misery) to (?:end|be over|stop),? (?:permanently|forever|for good|once and for all)\b/ },
   { name: 'how_to_end_it', kind: 'suicidal_intent', confidence: 0.75,
     pattern: /\b(?:think|thinking|thought|wonder|wondering|research|researching|researched|googling|googled|looked up|looking up|search|searching|searched|reading about|read about) (?:about |up |of |for |into )?(?:how|(?:the )?(?:\w+ )?(?:ways?|methods?|way)) to (?:end it|end it all|end my life|die|do it painlessly|kill myself|overdose)\b/ },
+  // "I want to be gone", but not "I want to be gone by five"
+  { name: 'want_gone', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: new RegExp(`\\b${DESIRE} to be gone(?: forever| for good| permanently)?${CLAUSE_END}`) },
   { name: 'stop_existing', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:stop|cease) (?:existing|to exist|being alive|breathing|waking up)\b|\b(?:want|wish|need|going|ready) to not (?:exist|be alive|be here|wake up|live)\b|\b(?:want|wish|need|going|ready) to stop living\b(?! (?:in|with|like that|at|for)\b)|\bdisappear (?:forever|for good)\b|\b(?:wish|want) (?:that )?i (?:could )?(?:not|never) exist\b|\b(?:leave|leaving) this world\b/ },
   { name: 'tired_of_living', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b/ },
+    pattern: /\b(?:hate|hating|despise|loathe|cannot stand|cannot bear|resent) (?:being alive|living|existing|my existence|waking up (?:every|each) (?:day|morning)|that i am (?:still )?alive|still being alive)\b(?! (?:in|at|with|here|there|on|near|next|so|like|alone|by|under|without)\b)|\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b/ },
   { name: 'cannot_go_on', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for|to|through|on)\b)/ },
   { name: 'doubt_go_on', kind: 'suicidal_intent', confidence: 0.8,
@@ -150,7 +161,7 @@ const RULES: readonly Rule[] = [
   { name: 'means_ready', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\b(?:lined up|counted out|saved up|set aside|put aside|hidden away|stashed)\b.*\bi am ready\b|\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\bfor when i am ready\b/ },
   { name: 'method', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\b(?:hang|hanging|drown|drowning|shoot|shooting|poison|poisoning|gas|gassing|suffocate|suffocating) (?:my ?self)\b|\b(?:want|wanted|going|planning|plan|(?:thinking|thought) (?:about|of)|urge|urges|tempted|ready|feel like|considering)(?: to)? (?:jump|jumping|step|stepping|throw myself|throwing myself|walk|walking|lie down|lying down|drive|driving|crash|crashing)(?: my car)? (?:off|from|in front of|into) (?:a|the|this|that|some|oncoming|my|our) (?:bridge|building|roof|cliff|balcony|train|bus|car|truck|tower|overpass|river|traffic|window|wall|tree|lake|sea|ocean)\b|\bslit(?:ting)? my (?:wrists?|throat)\b/ },
+    pattern: /\b(?:hang|hanging|drown|drowning|shoot|shooting|poison|poisoning|gas|gassing|suffocate|suffocating) (?:my ?self)\b|\b(?:want|wanted|going|planning|plan|(?:thinking|thought) (?:about|of)|urge|urges|tempted|ready|feel like|considering)(?: to)? (?:jump|jumping|step|stepping|throw myself|throwing myself|walk|walking|lie down|lying down|drive|driving|crash|crashing)(?: my car)? (?:off|from|in front of|into) (?:a|the|this|that|some|oncoming|my|our) (?:bridge|building|roof|cliff|balcony|train|bus|car|truck|tower|overpass|traffic|window|wall|tree)\b|\bslit(?:ting)? my (?:wrists?|throat)\b/ },
   // self-harm
   { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/ },
   { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
@@ -175,7 +186,7 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(`\\b(?:cutting|self harm|hurting ${SELF}|burning ${SELF}|${HARM_ING} ${SELF}) (?:is|was|has been|helps|helped|makes|made) (?:the only (?:thing|way)|me feel|me cope|how i cope|my way|a relief|the relief|my release|what helps)`) },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
-    pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b/ },
+    pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b/ },
 ];
 
 /**
@@ -216,7 +227,7 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'give_up', pattern: /\b(?:i give up|giving up on everything|i am giving up)\b/ },
   { name: 'alone_forever', pattern: /\b(?:nobody|no one) (?:cares|would care|loves me|needs me)\b/ },
   { name: 'not_around', pattern: /\b(?:will not|not going to|may not|might not) be (?:around|here) (?:much longer|anymore|for long|tomorrow)\b/ },
-  { name: 'goodbye', pattern: /\b(?:goodbye|good bye|farewell)\b/ },
+  { name: 'goodbye', pattern: /\b(?:goodbyes?|good byes?|farewells?)\b/ },
   { name: 'meaningless', pattern: /\b(?:life|my life|everything) (?:has no meaning|is meaningless|is pointless|means nothing)\b/ },
   { name: 'want_out', pattern: /\bi (?:just )?want (?:out|it to stop)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'life_too_hard', pattern: /\b(?:living|life|being alive|existing) (?:is|feels) (?:too|so) (?:painful|hard|heavy|much)\b/ },
@@ -234,7 +245,7 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
  */
 const DEATH = /\b(?:die|dying|died|dead|death|suicide|kill(?:ing)? myself|not (?:going to )?(?:be |being )?alive|no longer (?:be )?(?:alive|here|around)|not (?:going to )?be (?:here|around) (?:much longer|anymore|for long)|(?:not|never) (?:have )?(?:wake|woken|waking|wakes) up|sleep forever|cannot see myself (?:being )?(?:alive|living|making it)|end (?:it|it all|my life)|ending (?:it|it all|my life))\b/;
 const WANTING = /\b(?:want|wants|wanted|wanting|wish|wishes|wishing|wished|hope|hoping|pray|praying|ready|decided|plan|planning|going to|urges?|tempted|feel (?:more |a lot )?like|long for|longing|crave|craving|relief|rather|all i think about|keep thinking|cannot stop thinking|deserve|better off|welcome|would be (?:easier|better|simpler|a relief|peaceful)|easier than)\b/;
-const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) than\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
+const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|(?<!\bnot )\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) than\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
 const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE];
 
 function deathWish(t: string): boolean {
