@@ -50,6 +50,8 @@ const DESIRE = '(?:want|wants|wanted|wanting|wish|wishes|wishing|ready|tempted|n
 const HABIT = '(?:been|keep|kept|started|start|stop myself from|cannot stop|relapsed and|relapsed into|back to)';
 /** Self-harm verbs in the gerund: "started punching walls and hurting myself". */
 const HARM_ING = '(?:hurting|harming|cutting|burning|punishing|hitting|punching|starving|scratching|bruising)';
+/** The body parts people harm: "burning my arms", "scratching my skin raw". */
+const BODY = '(?:my (?:arms?|wrists?|legs?|thighs?|skin|stomach|hands?|body|face|head))';
 /** Ends a clause: what may follow a phrase for it to stand alone ("I'm going to jump."). */
 const CLAUSE_END = '(?=\\s*(?:[.!?,;:]|$|and\\b|so\\b|because\\b|but\\b|now\\b|tonight\\b|today\\b|right now\\b))';
 /** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
@@ -62,7 +64,7 @@ const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiti
 const RULES: readonly Rule[] = [
   // "I want to kill myself", "im gonna kms", "unalive myself"
   { name: 'kill_self', kind: 'suicidal_intent', confidence: 0.97,
-    pattern: new RegExp(`\\b(?:kill|killing|killed|unalive|unaliving|off|offing|end|ending) ${SELF}\\b(?! (?:laughing|with laughter))`) },
+    pattern: new RegExp(`\\b(?:kill|killing|killed|unalive|unaliving|off|offing|end|ending|put an end to) ${SELF}\\b(?! (?:laughing|with laughter))`) },
   { name: 'kms', kind: 'suicidal_intent', confidence: 0.9, pattern: /\bkms\b/ },
   { name: 'suicidal', kind: 'suicidal_intent', confidence: 0.95, pattern: /\bsuicidal\b/ },
   { name: 'suicide_intent', kind: 'suicidal_intent', confidence: 0.95,
@@ -87,7 +89,7 @@ const RULES: readonly Rule[] = [
   { name: 'should_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`\\bshould (?:just |probably |really )?(?:die|be dead|kill myself|not be alive|not exist|not be here|end it)\\b${DIE_IDIOM}`) },
   { name: 'wish_dead', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\bwish (?:that )?i (?:was|were|had|would be|could be) (?:dead|gone|never (?:been )?born|not (?:alive|born|here|around))\b/ },
+    pattern: /\bwish (?:that )?i (?:was|were|had|would be|could be) (?:dead|gone|never (?:been )?born|not (?:alive|born|here|around))\b|\bwish (?:that )?i (?:would have |would |had )?never (?:been )?born\b/ },
   { name: 'wish_could_die', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:wish|hope) (?:that )?i (?:could |would |will )?(?:just )?(?:die|stop existing|cease to exist|never wake up|not wake up|do not wake up|will not wake up)\b/ },
   { name: 'sleep_forever', kind: 'suicidal_intent', confidence: 0.8,
@@ -127,9 +129,9 @@ const RULES: readonly Rule[] = [
   { name: 'not_worth_living', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bnot worth living\b|\b(?:life|living|my life) is not worth it\b/ },
   { name: 'better_off_without_me', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: /\bbetter off (?:dead|gone|in the ground|in a grave|not existing|not (?:here|around|alive)|never (?:having been|been) born)\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b|\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok|at peace)\b.*\bif i (?:was|were) (?:gone|dead|not (?:here|around|alive))(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|forever\b|for good\b))|\bif i (?:was|were) (?:gone|dead)\b.*\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok)\b/ },
+    pattern: /\bbetter off (?:dead|gone|in the ground|in a grave|not existing|not (?:here|around|alive)|never (?:having been|been) born)\b|\b(?:better off|happier|better|easier|simpler)(?: for (?:everyone|everybody|them|all of them|my family))? (?:without me|if i (?:was|were|am|had|would be) (?:gone|dead|never born|never been born|not (?:here|around|alive))|if i (?:died|disappeared|killed myself|ended it|was not here|were not here|was not around|were not around))\b|\b(?:everyone|everybody|they|the world|my family|people) would be (?:happier|better|better off) without me\b|\bfavou?r by (?:dying|killing myself|disappearing|being gone|not being (?:here|around|alive))\b|\b(?:do|doing|did) (?:everyone|everybody|them|the world|my family|us all|all of them) a favou?r if i (?:died|disappeared|was gone|were gone|killed myself|was dead|were dead|ended it)\b|\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok|at peace)\b.*\bif i (?:was|were) (?:gone|dead|not (?:here|around|alive))(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|forever\b|for good\b))|\bif i (?:was|were) (?:gone|dead)\b.*\b(?:would|will) be (?:relieved|glad|happy|happier|fine|better|better off|okay|ok)\b/ },
   { name: 'nobody_would_miss', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:nobody|no one|noone|no-one|anyone|anybody) (?:would|will) (?:even )?(?:miss me|notice|care) (?:if|when) i (?:was|were|am|die|died|disappear|disappeared|killed|ended|gone)\b/ },
+    pattern: /\b(?:nobody|no one|noone|no-one|anyone|anybody) (?:would|will) (?:even )?(?:miss me|notice|care) (?:if|when) i (?:was|were|am|die|died|disappear|disappeared|killed|ended|gone|never came back|never come back|did not come back|vanished)\b/ },
   { name: 'gone_unnoticed', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\bif i (?:died|disappeared|vanished|was gone|were gone|was dead|were dead|killed myself|ended it)(?: forever| for good| tomorrow| today| tonight)?\b,? (?:no one|nobody|noone|no-one|not a soul) (?:would|will) (?:even )?(?:care|notice|miss me|miss it|mind|cry|come)\b/ },
   { name: 'nobody_would_miss_me', kind: 'suicidal_intent', confidence: 0.8,
@@ -137,9 +139,9 @@ const RULES: readonly Rule[] = [
   { name: 'never_wake_up', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:want|wish|wishing|wanting|hope|hoping) (?:to |i could |that i could |i would )?(?:go to sleep|fall asleep|sleep) and (?:stay asleep|stay that way|never come back)(?: forever| for good)?\b|\b(?:go to sleep|fall asleep|sleep|close my eyes) and (?:never|not) (?:wake|open them) ?up\b|\b(?:hope|hoping|wish|pray|praying) (?:that )?i (?:never|do not|will not|dont) wake up\b/ },
   { name: 'disappear_forever', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently| from (?:this|the) (?:world|earth|planet)| from existence| off the face of the earth)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
+    pattern: /\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would |i )?(?:just )?(?:disappear|vanish|stop existing|cease to exist|not exist|fade away)(?: forever| for good| permanently| from (?:this|the) (?:world|earth|planet)| from existence| off the face of the earth)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:wish|want|wanting|wishing) (?:that )?(?:i could |to |i would )?go away (?:forever|for good|permanently)(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))/ },
   { name: 'want_it_over', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:want|wish|need|wanting|wishing) (?:it all|everything|my life|all of it) (?:to be )?over(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|already\b|now\b))|\b(?:want|need|wanting|wish) out of (?:this|my) (?:life|existence|world)\b|\b(?:want|need|wanting) out of (?:life|living|existence)\b|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:the|this|my) (?:pain|suffering|hurting|misery) to (?:end|be over|stop),? (?:permanently|forever|for good|once and for all)\b/ },
+    pattern: /\b(?:want|wish|need|wanting|wishing) (?:it all|everything|my life|all of it) (?:to be )?over(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|already\b|now\b))|\b(?:want|need|wanting|wish) out of (?:this|my) (?:life|existence|world)\b|\b(?:want|need|wanting) out of (?:life|living|existence)\b|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:it all|everything|my life|this life|all of it|it all just) to (?:end|be over|stop)(?: for good| forever| now| already| permanently| once and for all)?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b))|\b(?:want|wish|need|wanting|wishing) (?:for )?(?:the|this|my) (?:pain|suffering|hurting|misery) to (?:end|be over|stop),? (?:permanently|forever|for good|once and for all)\b/ },
   { name: 'how_to_end_it', kind: 'suicidal_intent', confidence: 0.75,
     pattern: /\b(?:think|thinking|thought|wonder|wondering|research|researching|researched|googling|googled|looked up|looking up|search|searching|searched|reading about|read about) (?:about |up |of |for |into )?(?:how|(?:the )?(?:\w+ )?(?:ways?|methods?|way)) to (?:end it|end it all|end my life|die|do it painlessly|kill myself|overdose)\b/ },
   // "I want to be gone", but not "I want to be gone by five"
@@ -152,16 +154,37 @@ const RULES: readonly Rule[] = [
   { name: 'cannot_go_on', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for|to|through|on)\b)/ },
   { name: 'doubt_go_on', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:do not think|doubt|not sure|do not know if|do not know how) i can (?:go on|keep going|carry on|keep living|go on living|live like this|survive this)(?: (?:anymore|any longer|like this|living))?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|anymore\b))/ },
+    pattern: /\b(?:do not think|doubt|not sure|do not know if|do not know how|there is no way|no way) i (?:can|could) (?:go on|keep going|carry on|keep living|go on living|live like this|survive this)(?: (?:anymore|any longer|like this|living))?(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|anymore\b))/ },
   { name: 'overdose', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:want|going|plan|planning|tempted|thinking about|thought about|thinking of|tried|trying|need) to overdose\b|\boverdos(?:e|ing) (?:on purpose|tonight|on my)\b|\b(?:take|taking|swallow|swallowing|took) (?:all|a (?:whole )?bottle of|a handful of|every one of|the rest of) (?:my |the |those |these )?(?:pills|tablets|meds|medication|sleeping pills|painkillers)\b|\bstockpil\w* (?:my |the )?(?:pills|meds|tablets|medication|painkillers)\b|\b(?:took|taken|take|taking|swallowed|swallow) (?:way |far )?(?:too many|a lot of|all of|lots of|a bunch of|loads of|a handful of) (?:my |the |those )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:on purpose|deliberately|intentionally|to die|to end it|so i would not wake up|so i do not wake up)\b/ },
   { name: 'pills_quantity', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) (?:all|every one of|the whole bottle of|a whole bottle of|a bottle of|a handful of) (?:my |the |those |these |of my |of the )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\bhow many (?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:would it take|does it take|to take|do i need|would i need|would kill|to die|to overdose)\b|\b(?:going to|want to|plan to|planning to|about to|ready to) (?:take|swallow|down) (?:a lot of|lots of|loads of|too many|a bunch of|all of|all) (?:my |the |those |these )?(?:\w+ )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:tonight|today|at once|on purpose|now)\b|\bstockpil\w* (?:my |the |some |a lot of )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\b(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:all )?at once\b/ },
+    pattern: /\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) (?:all|every one of|the whole bottle of|a whole bottle of|a bottle of|a handful of) (?:my |the |those |these |of my |of the )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\bhow many (?:\w+ )?(?:pills|tablets|sleeping pills|painkillers) it (?:would|will|does|could) take\b|\bhow many (?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:would it take|does it take|to take|do i need|would i need|would kill|to die|to overdose)\b|\b(?:going to|want to|plan to|planning to|about to|ready to) (?:take|swallow|down) (?:a lot of|lots of|loads of|too many|a bunch of|all of|all) (?:my |the |those |these )?(?:\w+ )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:tonight|today|at once|on purpose|now)\b|\bstockpil\w* (?:my |the |some |a lot of )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\b(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:all )?at once\b/ },
   // Means kept ready "for when I am ready": a plan, whatever the emotion model reads in "ready".
   { name: 'means_ready', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\b(?:lined up|counted out|saved up|set aside|put aside|hidden away|stashed)\b.*\bi am ready\b|\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\bfor when i am ready\b/ },
   { name: 'method', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:hang|hanging|drown|drowning|shoot|shooting|poison|poisoning|gas|gassing|suffocate|suffocating) (?:my ?self)\b|\b(?:want|wanted|going|planning|plan|(?:thinking|thought) (?:about|of)|urge|urges|tempted|ready|feel like|considering)(?: to)? (?:jump|jumping|step|stepping|throw myself|throwing myself|walk|walking|lie down|lying down|drive|driving|crash|crashing)(?: my car)? (?:off|from|in front of|into) (?:a|the|this|that|some|oncoming|my|our) (?:bridge|building|roof|cliff|balcony|train|bus|car|truck|tower|overpass|traffic|window|wall|tree)\b|\bslit(?:ting)? my (?:wrists?|throat)\b/ },
+  // A decision or a plan, said without naming the act
+  { name: 'decided_tonight', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\b(?:decided|made up my mind|it is settled)\b.*\b(?:tonight|today|tomorrow|this weekend) is the (?:night|day)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'plan_and_when', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\bi have (?:a|the) plan\b.*\bi know (?:when|how|where) i am going to do it\b|\bi (?:have thought|have been thinking|thought) about how i would do it\b/ },
+  // Means, and the thought that keeps returning to them
+  { name: 'means_in_mind', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:pills|tablets|rope|noose|gun|blade|razor|bridge|ledge|roof)\b.*\b(?:(?:keep|cannot stop|always) (?:thinking|think) about (?:it|them|using it)|(?:it|that) would be (?:so )?(?:easy|simple|quick))\b/ },
+  { name: 'use_it_on_self', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:use|turn|point|pointing|turning|using) (?:it|the gun|a gun|the knife|a knife|the blade|the pills) on (?:myself|himself|herself|themselves)\b/ },
+  { name: 'not_needed', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:the world|this world|everyone|my family|nobody|no one) (?:does not|do not|would not|will not) (?:need|want) me (?:in it|here|around|alive|anymore)\b/ },
+  { name: 'sorry_to_wake', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:disappointed|sad|upset|angry|annoyed|sorry|devastated) (?:that |when )?i (?:woke up|wake up|am still alive|am still here|survived|did not die)(?=\s*(?:[.!?,;]|$|again\b|every\b|each\b))/ },
+  { name: 'not_make_it', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:will not|do not think i will|not going to|may not|might not) make it to (?:my |the |next )?\w+\b.*\b(?:do not want to|hope not|do not care to|and i am fine with that)\b|\bcannot (?:see|imagine|picture) myself (?:being )?(?:alive|here|around|living)\b(?! (?:in|with|at|there|without|abroad|alone|like)\b)/ },
+  { name: 'leave_life', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:life|living|existence|it all)\b.*\b(?:ready|want|going|need|about) to leave (?:it|this life|life|this world|it all)(?=\s*(?:[.!?,;]|$|behind\b|now\b|tonight\b))/ },
+  // "I hurt myself again last night"; not "hurt myself again at the gym"
+  { name: 'hurt_self_again', kind: 'self_harm', confidence: 0.8,
+    pattern: new RegExp(`\\b(?:hurt|harmed|cut|burned|burnt) ${SELF} again\\b(?! (?:at|in|on|playing|while|during|lifting|running|skiing|with|when|doing|training)\\b)`) },
   // self-harm
   { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/ },
   { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
@@ -179,9 +202,9 @@ const RULES: readonly Rule[] = [
   { name: 'hurt_self_intent', kind: 'self_harm', confidence: 0.85,
     pattern: new RegExp(`\\b(?:${INTENT}|${HABIT}|feel like|feeling like|(?:think|thinking|thought) (?:about|of)|might|scared i will|afraid i will|afraid i might|scared i might|cannot stop|could not stop) (?:to |myself from )?(?:\\w+ ){0,2}(?:hurt|hurting|harm|harming|punish|punishing|burn|burning|starve|starving|hit|hitting|scratch|scratching|cut|cutting) ${SELF}\\b`) },
   { name: 'hurt_self_on_purpose', kind: 'self_harm', confidence: 0.9,
-    pattern: new RegExp(`\\b(?:hurt|hurting|harm|harming|burn|burned|burnt|burning|hit|hitting|cut|cutting) ${SELF} (?:\\w+ ){0,4}(?:on purpose|deliberately|intentionally|to feel|so i (?:can|could) feel|to punish)`) },
+    pattern: new RegExp(`\\b(?:hurt|hurting|harm|harming|burn|burned|burnt|burning|hit|hitting|cut|cutting|scratch|scratching|scratched|pick|picking|bite|biting) (?:${SELF}|${BODY}) (?:\\w+ ){0,4}(?:on purpose|deliberately|intentionally|to feel|so i (?:can|could) feel|to punish)`) },
   { name: 'habit_harm', kind: 'self_harm', confidence: 0.85,
-    pattern: new RegExp(`\\b${HABIT} (?:\\w+ ){0,3}${HARM_ING} ${SELF}\\b`) },
+    pattern: new RegExp(`\\b${HABIT} (?:\\w+ ){0,3}${HARM_ING} (?:${SELF}|${BODY})\\b`) },
   { name: 'harm_copes', kind: 'self_harm', confidence: 0.85,
     pattern: new RegExp(`\\b(?:cutting|self harm|hurting ${SELF}|burning ${SELF}|${HARM_ING} ${SELF}) (?:is|was|has been|helps|helped|makes|made) (?:the only (?:thing|way)|me feel|me cope|how i cope|my way|a relief|the relief|my release|what helps)`) },
   // someone else in danger: the user needs help helping them
