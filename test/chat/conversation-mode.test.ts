@@ -55,15 +55,15 @@ describe('crisis_intervention', () => {
     for (const set of [
       F.CRISIS_DEVELOPMENT, F.NOT_CRISIS_DEVELOPMENT, F.CRISIS_ROUND_2, F.NOT_CRISIS_ROUND_2, F.CRISIS_ROUND_3,
       F.NOT_CRISIS_ROUND_3, F.CRISIS_ROUND_4, F.NOT_CRISIS_ROUND_4, F.CRISIS_ROUND_5, F.NOT_CRISIS_ROUND_5, F.CRISIS_ROUND_6, F.NOT_CRISIS_ROUND_6,
-      F.CRISIS_ROUND_7, F.NOT_CRISIS_ROUND_7, F.CRISIS_ROUND_8, F.NOT_CRISIS_ROUND_8, F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT,
+      F.CRISIS_ROUND_7, F.NOT_CRISIS_ROUND_7, F.CRISIS_ROUND_8, F.NOT_CRISIS_ROUND_8, F.CRISIS_ROUND_9, F.NOT_CRISIS_ROUND_9, F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT,
     ]) {
       expect(set.length).toBeGreaterThanOrEqual(40);
     }
   });
 
   it('development sets: every statement of suicidal intent or self-harm selects it, no ordinary sadness or anger does', async () => {
-    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6, ...F.CRISIS_ROUND_7, ...F.CRISIS_ROUND_8];
-    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6, ...F.NOT_CRISIS_ROUND_7, ...F.NOT_CRISIS_ROUND_8];
+    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6, ...F.CRISIS_ROUND_7, ...F.CRISIS_ROUND_8, ...F.CRISIS_ROUND_9];
+    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6, ...F.NOT_CRISIS_ROUND_7, ...F.NOT_CRISIS_ROUND_8, ...F.NOT_CRISIS_ROUND_9];
     const m = await measure(pos, neg);
     console.log(`crisis, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     if (m.missed.length || m.falseAlarms.length) console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
