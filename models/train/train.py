@@ -240,7 +240,7 @@ def main() -> None:
     ap.add_argument("--va-pseudo-w", type=float, default=1.0)
     ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
     ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
-    ap.add_argument("--version", default="1.0.0")
+    ap.add_argument("--version", default="1.1.0")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))

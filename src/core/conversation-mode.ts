@@ -7,6 +7,7 @@
  * Crisis comes first and is not a score among others: a crisis signal in the latest user message, or in
  * one of the few before it, selects crisis_intervention whatever the other modes would say.
  */
+import { EMOTIONS } from './emotions.js';
 import type { Scores } from './emotions.js';
 import type { Eq } from './eq.js';
 import type { Trend } from './trajectory.js';
@@ -122,7 +123,10 @@ export function affectOf(text: string, scores: Scores, eq: Eq): Affect {
   const neg = scores.raw.sadness + scores.raw.fear + scores.raw.anger;
   const pos = scores.raw.joy + scores.raw.love;
   const model = neg >= 0.45 || neg > pos + 0.1 || eq.valence <= -0.2;
-  return { negative: model || DISTRESS_WORDS.test(normalise(text)) };
+  // A grim statement of fact ("I have a rope ready") reads flat: no emotion stands out and joy and love
+  // do not dominate. Flat counts as distressed here; only a clearly positive reading closes the gate.
+  const flat = Math.max(...EMOTIONS.map((e) => scores.raw[e])) < 0.4 && pos < 0.5;
+  return { negative: model || flat || DISTRESS_WORDS.test(normalise(text)) };
 }
 
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */

@@ -28,7 +28,7 @@ export interface CrisisSignal {
 
 /** What the emotion model says about the same text, for the rules that need it. */
 export interface Affect {
-  /** The text reads as distressed: negative valence, or sadness, fear and anger dominate. */
+  /** The text reads as distressed (negative valence, or sadness, fear and anger dominate) or flat. */
   negative: boolean;
 }
 
