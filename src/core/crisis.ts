@@ -182,9 +182,9 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:will not|do not think i will|not going to|may not|might not) make it to (?:my |the |next )?\w+\b.*\b(?:do not want to|hope not|do not care to|and i am fine with that)\b|\bcannot (?:see|imagine|picture) myself (?:being )?(?:alive|here|around|living)\b(?! (?:in|with|at|there|without|abroad|alone|like)\b)/ },
   { name: 'leave_life', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:life|living|existence|it all)\b.*\b(?:ready|want|going|need|about) to leave (?:it|this life|life|this world|it all)(?=\s*(?:[.!?,;]|$|behind\b|now\b|tonight\b))/ },
-  // "I hurt myself again last night"; not "hurt myself again at the gym"
   { name: 'punish_self', kind: 'self_harm', confidence: 0.85,
-    pattern: new RegExp(`\\bpunish(?:ing|ed)? ${SELF} (?:by|with) (?:not eating|starving|cutting|hurting|hitting|burning|scratching|${HARM_ING})\\b`) },
+    pattern: new RegExp(`\\bpunish(?:ing|ed)? ${SELF} (?:by|with) (?:not eating|${HARM_ING})\\b`) },
+  // "I hurt myself again last night"; not "hurt myself again at the gym"
   { name: 'hurt_self_again', kind: 'self_harm', confidence: 0.8,
     pattern: new RegExp(`\\b(?:hurt|harmed|cut|burned|burnt) ${SELF} again\\b(?! (?:at|in|on|playing|while|during|lifting|running|skiing|with|when|doing|training)\\b)`) },
   // self-harm

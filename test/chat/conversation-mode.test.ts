@@ -72,7 +72,8 @@ describe('crisis_intervention', () => {
   });
 
   // Measured when the set was written, with the round-8 rules (model 1.0.0): recall 27/45 = 0.600, FPR 1/45;
-  // with the round-9 rules, measured once: the same. The floors below sit a little under those figures: a
+  // with the round-9 rules, measured once: the same; with model 1.1.0 and the affect gate open on flat
+  // readings (changed for development-set phrasings): 28/45 = 0.622, FPR 1/45. The floors below sit a little under those figures: a
   // regression guard, not a target (see docs/conversation-modes.md for what the misses say about lexical
   // detection).
   it('held-out set: recall and false-positive rate stay at their measured level', async () => {
