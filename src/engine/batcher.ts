@@ -9,9 +9,9 @@
  * waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
  * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
  * similar length within a look-ahead window, which cuts padding without starving anyone (the first
- * text in line, the oldest unless an urgent one is waiting, always goes next). Texts whose caller aborted are dropped before they reach the engine. When the
- * queue holds maxQueue texts, new calls are refused with EngineOverloadedError rather than queued without
- * bound. A call marked urgent (someone is waiting on it before anything else can happen, like the chat
+ * text in line, the oldest unless an urgent one is waiting, always goes next). Texts whose caller
+ * aborted are dropped before they reach the engine. When the queue holds maxQueue texts, new calls are
+ * refused with EngineOverloadedError rather than queued without bound. A call marked urgent (someone is waiting on it before anything else can happen, like the chat
  * turn whose LLM call needs the user's emotions) goes ahead of queued texts and does not wait for a batch
  * to fill; the others keep their order behind it. docs/engine.md explains the defaults.
  */
@@ -52,13 +52,13 @@ export interface BatcherStats {
   failedBatches: number;
 }
 
-/** What the engine needs from a dispatcher; the batcher and the unbatched pass-through both provide it. */
 /** How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting. */
 export interface SubmitOptions {
   signal?: AbortSignal | undefined;
   urgent?: boolean | undefined;
 }
 
+/** What the engine needs from a dispatcher; the batcher and the unbatched pass-through both provide it. */
 export interface Dispatcher<I, O> {
   submit(items: readonly I[], opts?: SubmitOptions): Promise<O[]>;
   stats(): BatcherStats;
@@ -233,11 +233,11 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight, splitMin } = this.#opts;
     while (this.#inFlight < maxBatchesInFlight && !this.#closed) {
       const { live, end } = this.#window();
-      const oldest = live[0];
-      if (!oldest) break;
+      const first = live[0];
+      if (!first) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
-      if (!full && this.#inFlight > 0 && !oldest.urgent) {
-        const due = oldest.enqueuedAt + maxWaitMs;
+      if (!full && this.#inFlight > 0 && !first.urgent) {
+        const due = first.enqueuedAt + maxWaitMs;
         if (this.#clock.now() < due) {
           this.#armTimer(due);
           return;
@@ -379,11 +379,11 @@ function paddedCost(entries: readonly { cost: number }[]): number {
  * over budget.
  */
 function similarAround<E extends { cost: number }>(live: E[], maxSize: number, budget: number): E[] {
-  const oldest = live[0]!;
+  const first = live[0]!;
   const sorted = live.slice().sort((a, b) => a.cost - b.cost);
-  let lo = sorted.indexOf(oldest);
+  let lo = sorted.indexOf(first);
   let hi = lo;
-  let max = oldest.cost;
+  let max = first.cost;
   while (hi - lo + 1 < maxSize) {
     const count = hi - lo + 2;
     const left = lo > 0 ? sorted[lo - 1] : undefined;
@@ -391,7 +391,7 @@ function similarAround<E extends { cost: number }>(live: E[], maxSize: number, b
     const canLeft = left !== undefined && count * max <= budget;
     const canRight = right !== undefined && count * Math.max(max, right.cost) <= budget;
     if (!canLeft && !canRight) break;
-    if (canLeft && (!canRight || oldest.cost - left.cost <= right!.cost - oldest.cost)) {
+    if (canLeft && (!canRight || first.cost - left.cost <= right!.cost - first.cost)) {
       lo--;
     } else {
       hi++;

@@ -224,7 +224,7 @@ class NativeEngine implements Engine {
         return Promise.reject(new EngineInputError(`analyze(texts): texts[${i}] is not a string`));
       }
     }
-    return this.#dispatcher.submit(texts, { signal: opts?.signal, urgent: opts?.urgent });
+    return this.#dispatcher.submit(texts, opts);
   }
 
   stats(): EngineStats {
