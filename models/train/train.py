@@ -83,35 +83,62 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
             if t is not None:
                 go_rows.append((text, t, args.go_six_w))
 
-    def rows_for(member: int):
+    def rows_for(member: int, teacher=None):
         def rows_for_epoch(epoch: int) -> list[Row]:
             rng = random.Random(args.seed * 1000 + member * 100 + epoch)
-            rows: list[Row] = []
+            real: list[Row] = []  # corpus sentences and their chat-styled copies: the teacher may relabel these
             for text, label in dair_train:
                 target = data.one_hot(label, args.smooth)
-                rows.append((text, target, 1.0))
+                real.append((text, target, 1.0))
                 if rng.random() < args.p_chat:
-                    rows.append((data.chatify(text, rng, label, p_emoji=0.2), target, 1.0))
-            rows += [r for r in go_rows if rng.random() < args.go_frac]
-            for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int, args.n_phrase):
-                rows.append((ex.text, ex.six, 1.0))
-            return rows
+                    real.append((data.chatify(text, rng, label, p_emoji=0.2), target, 1.0))
+            real += [r for r in go_rows if rng.random() < args.go_frac]
+            if teacher is not None:
+                soft = teacher([t for t, _, _ in real])
+                a = args.distill_alpha
+                real = [(t, [a * float(s) + (1 - a) * y for s, y in zip(p, target)], w)
+                        for (t, target, w), p in zip(real, soft)]
+            # synthetic rows keep their designed targets (negation, intensity, emoji): they set behaviour
+            synth = [(ex.text, ex.six, 1.0) for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int,
+                                                                       args.n_phrase)]
+            return real + synth
         return rows_for_epoch
 
-    members = []
-    dev_sum = np.zeros((len(dair_dev), 6), np.float32)
-    for k in range(args.six_members):
-        seed = args.seed + 1000 * k
-        branch = new_branch("six", vocab, seed, arch(args)["six"])
-        report = (lambda _e, b=branch: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))) \
-            if dair_dev else None
-        fit(branch, "softmax", rows_for(k), enc, epochs=args.epochs, lr=args.lr, seed=seed, wdrop=args.wdrop,
-            report=report, log=log, name=f"six member {k + 1}/{args.six_members}", swa_from=args.swa_from)
-        members.append(branch)
-        if dair_dev:
-            dev_sum += predict(branch, "softmax", [t for t, _ in dair_dev], enc)
-            m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], dev_sum.argmax(1))
-            log(f"six: members 1..{k + 1} on dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
+    def train_members(n: int, first: int = 0, teacher=None, role: str = "member") -> list[Branch]:
+        """Members first .. first+n-1: member k draws seed and augmentation from k."""
+        members = []
+        dev_sum = np.zeros((len(dair_dev), 6), np.float32)
+        for k in range(n):
+            seed = args.seed + 1000 * (first + k)
+            branch = new_branch("six", vocab, seed, arch(args)["six"])
+            report = (lambda _e, b=branch: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))) \
+                if dair_dev else None
+            fit(branch, "softmax", rows_for(first + k, teacher), enc, epochs=args.epochs, lr=args.lr, seed=seed,
+                wdrop=args.wdrop, report=report, log=log, name=f"six {role} {k + 1}/{n}", swa_from=args.swa_from)
+            members.append(branch)
+            if dair_dev:
+                dev_sum += predict(branch, "softmax", [t for t, _ in dair_dev], enc)
+                m = metrics.six_way([data.SIX_INDEX[l] for _, l in dair_dev], dev_sum.argmax(1))
+                log(f"six: {role}s 1..{k + 1} on dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
+        return members
+
+    if not args.teachers:
+        members = train_members(args.six_members)
+    else:
+        # distillation: a larger ensemble labels the students' sentences; the students (as many as the
+        # shipped model can afford to run) learn its averaged distribution mixed with the gold label
+        teachers_ = Ensemble(train_members(args.teachers, role="teacher"))
+        if val:
+            log(f"six: teacher ensemble on dair val (reported) {json.dumps(six_scores(teachers_, val, enc))}")
+        cache: dict[str, np.ndarray] = {}
+
+        def teacher(texts: list[str]) -> list[np.ndarray]:
+            todo = list(dict.fromkeys(t for t in texts if t not in cache))
+            if todo:
+                for t, p in zip(todo, predict_six(teachers_, todo, enc)):
+                    cache[t] = p
+            return [cache[t] for t in texts]
+        members = train_members(args.six_members, 10, teacher, role="student")
     ens = Ensemble(members)
     if val:
         log(f"six: dair val (reported, not used for selection) {json.dumps(six_scores(ens, val, enc))}")
@@ -218,6 +245,10 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=6, help="six-way student epochs")
     ap.add_argument("--six-members", type=int, default=2,
                     help="independently trained six-way members (3: dair val 0.928/0.904 but about a third slower)")
+    ap.add_argument("--teachers", type=int, default=0,
+                    help="train this many six-way members first and distil their mean into the students")
+    ap.add_argument("--distill-alpha", type=float, default=0.5,
+                    help="students' target: this share teacher distribution, the rest gold label")
     ap.add_argument("--six-channels", type=int, default=256)
     ap.add_argument("--sub-channels", type=int, default=192)
     ap.add_argument("--hold-dev", action="store_true",
