@@ -70,11 +70,31 @@ async function sentioChild(extraEnv: Record<string, string> = {}): Promise<Child
   }, '"sentio listening"');
 }
 
-async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult> {
+/** CPU time per answered request, in µs: where the two cores went during one scenario. */
+interface CpuBudget {
+  generator: number;
+  serverMain: number;
+  serverEngine: number;
+  serverOther: number;
+}
+
+async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget }> {
+  const server0 = child.cpuSeconds();
+  const self0 = process.cpuUsage(); // this process is, for the run's duration, the load generator
   const r = await runLoad({ ...spec, url: `http://127.0.0.1:${child.port}`, headers: { 'x-api-key': KEY, ...spec.headers } });
+  const self = process.cpuUsage(self0);
+  const server = child.cpuSeconds();
   r.rssMb = child.rssMb();
+  const n = Math.max(1, r.rps * r.durationS);
+  const cpu: CpuBudget = {
+    generator: round((self.user + self.system) / n),
+    serverMain: round(((server.main - server0.main) * 1e6) / n),
+    serverEngine: round(((server.engine - server0.engine) * 1e6) / n),
+    serverOther: round(((server.other - server0.other) * 1e6) / n),
+  };
   log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB`);
-  return r;
+  log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}`);
+  return { ...r, cpuUsPerRequest: cpu };
 }
 
 async function main(): Promise<void> {
@@ -136,9 +156,14 @@ async function main(): Promise<void> {
     chat_rps: round(chat.rps),
     chat_p50_ms: chat.latencyMs.p50,
     rss_mb: round(rssMb),
+    v2_cpu_us_per_request: v2.cpuUsPerRequest,
+    // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
+    cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * raw.best)),
     quick,
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw}`);
+  const c = v2.cpuUsPerRequest;
+  log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}); sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all`);
   log(`bars:   sentio/peer >= 1.3: ${summary.sentio_vs_peer >= 1.3}  sentio/raw >= 0.6: ${summary.sentio_vs_raw >= 0.6}  batch32/raw >= 0.8: ${summary.batch32_vs_raw >= 0.8}  p99@70% <= 50 ms: ${summary.p99_ms_at_70pct <= 50}  rss <= 400 MB: ${summary.rss_mb <= 400}`);
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');

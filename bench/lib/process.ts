@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -14,7 +14,38 @@ export interface Child {
   logFile: string;
   /** Resident memory now, in MB (Linux /proc). */
   rssMb(): number;
+  /** CPU seconds used so far by its main thread, its engine threads and all others (Linux /proc). */
+  cpuSeconds(): ThreadCpu;
   stop(): Promise<void>;
+}
+
+export interface ThreadCpu {
+  main: number;
+  engine: number;
+  other: number;
+}
+
+/** Linux reports thread CPU time in clock ticks of 1/100 s. */
+const TICKS_PER_S = 100;
+
+function threadCpu(pid: number): ThreadCpu {
+  const out: ThreadCpu = { main: 0, engine: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    let name: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 on: utime, stime are 14, 15
+    const s = (Number(f[11]) + Number(f[12])) / TICKS_PER_S;
+    if (tid === String(pid)) out.main += s;
+    else if (name === 'sentio-engine') out.engine += s; // named by native/worker.cc
+    else out.other += s;
+  }
+  return out;
 }
 
 export async function startChild(script: string, args: string[], env: Record<string, string>, marker: string): Promise<Child> {
@@ -41,6 +72,7 @@ export async function startChild(script: string, args: string[], env: Record<str
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       return m ? Number(m[1]) / 1024 : NaN;
     },
+    cpuSeconds: () => threadCpu(child.pid!),
     stop: () => new Promise<void>((resolve) => {
       if (exited !== undefined) return resolve();
       child.once('exit', () => resolve());
