@@ -8,6 +8,7 @@
  *               (non-streaming, against bench/chat.ts's fake upstream), and a sweep of offered load
  *               for the latency chart
  *
+ * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
  * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
  */
@@ -97,17 +98,25 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
   return { ...r, cpuUsPerRequest: cpu };
 }
 
+/** Steady state, not start-up, is measured: each server first serves single-message load, unrecorded
+ * (JIT compilation, the engine's first runs, pools and caches filling). */
+async function warmUp(child: Child): Promise<void> {
+  await runLoad({ name: 'warm-up', url: `http://127.0.0.1:${child.port}`, connections: 64, durationS: quick ? 2 : 3, path: '/v2/emotions/analysis', body: single, headers: { 'x-api-key': KEY } });
+}
+
 async function main(): Promise<void> {
   log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   const raw = await rawEngine();
   const results: LoadResult[] = [];
 
   const peer = await startChild('dist/bench/peer/server.js', [String(await freePort())], {}, '"peer listening"');
+  await warmUp(peer);
   const peerR = await measure(peer, { name: 'peer v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   await peer.stop();
   results.push(peerR);
 
   const unbatched = await sentioChild({ SENTIO_BATCHING: '0' });
+  await warmUp(unbatched);
   const unbatchedR = await measure(unbatched, { name: 'unbatched v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   await unbatched.stop();
   results.push(unbatchedR);
@@ -115,6 +124,7 @@ async function main(): Promise<void> {
   // The chat scenario's upstream: an OpenAI-compatible fake in its own process (first token after 20 ms).
   const upstream = await startChild('dist/bench/chat.js', ['--upstream'], {}, '"fake llm listening"');
   const sentio = await sentioChild({ SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`, SENTIO_LLM_MODELS: 'llm-k2-thinking-turbo=fast' });
+  await warmUp(sentio);
   let ctx = 0;
   const v2 = await measure(sentio, { name: 'sentio v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });

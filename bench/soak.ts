@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   while (Date.now() - started < minutes * 60_000) {
     const r = await runLoad({
       name: 'soak', url: `http://127.0.0.1:${child.port}`, connections: 16, durationS: windowS, headers: { 'x-api-key': KEY },
-      path: '/', mix,
+      path: '/', mix, buildEachRequest: true,
     });
     const w = { t: Math.round((Date.now() - started) / 1000), rps: Math.round(r.rps), p50: r.latencyMs.p50, p99: r.latencyMs.p99, rssMb: Math.round(child.rssMb()), errors: r.errors + r.non2xx };
     windows.push(w);
