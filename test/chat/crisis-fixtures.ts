@@ -81,6 +81,15 @@ export const CRISIS_DEVELOPMENT: readonly string[] = [
 ];
 
 export const NOT_CRISIS_DEVELOPMENT: readonly string[] = [
+  // Guards of the round-10 rules: the same words in ordinary sentences
+  "The only reason I'm here is the free pizza",
+  "I don't care if I wake up early tomorrow, the concert is worth it",
+  'I watched the waves crashing into the wall at high tide',
+  'Every summer people drown in the sea because they ignore the flags',
+  "Don't let me die, heal me! This boss fight is brutal",
+  "I cut my finger so badly chopping onions I thought I was going to bleed out",
+  'I almost jumped when the phone rang in the middle of the night',
+  "We're driving into the lake district this weekend, any tips?",
   "I'm so sad my cat died",
   'This traffic is killing me',
   'I could kill for a pizza right now',
