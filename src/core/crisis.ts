@@ -102,7 +102,8 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:night|day|time|moment|week|weekend) (?:that )?i (?:end it|end it all|die|kill myself|go through with it|do it)\b(?=.*\b(?:tonight|today|tomorrow|this|made up my mind|decided|ready)\b)|\b(?:tonight|today|tomorrow|this weekend) is the (?:night|day) i (?:end it|die|kill myself)\b/ },
   { name: 'obsessed_with_dying', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:cannot stop|could not stop|keep|always|constantly|obsessively|all day) (?:thinking|fantasi[sz]ing|dreaming) (?:about|of) (?:dying|death|being dead|my death|not being alive|not existing|ending it)\b/ },
-  { name: 'rather_be_dead', kind: 'suicidal_intent', confidence: 0.85,
+  // "I'd rather die lol" about a dentist appointment: the laugh marks the hyperbole
+  { name: 'rather_be_dead', kind: 'suicidal_intent', confidence: 0.85, unless: /\brather (?:be dead|die) (?:lol|lmao|haha|jk)\b/,
     pattern: /\brather (?:be dead|die|not be alive|not exist|not wake up)(?: than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up))?(?=\s*(?:[.!?,;]|$|than (?:keep|continue|go on|live|living|feel|feeling|suffer|suffering|be like this|wake up)\b))/ },
   { name: 'death_only_escape', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:death|dying|being dead|suicide|killing myself)\b.*\b(?:only|last|best|one) (?:escape|way out|option|solution|answer|choice)\b|\bno (?:way out|escape|other way) (?:but|except|other than) (?:death|dying|to die|suicide)\b/ },
@@ -150,7 +151,7 @@ const RULES: readonly Rule[] = [
   { name: 'stop_existing', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:stop|cease) (?:existing|to exist|being alive|breathing|waking up)\b|\b(?:want|wish|need|going|ready) to not (?:exist|be alive|be here|wake up|live)\b|\b(?:want|wish|need|going|ready) to stop living\b(?! (?:in|with|like that|at|for)\b)|\bdisappear (?:forever|for good)\b|\b(?:wish|want) (?:that )?i (?:could )?(?:not|never) exist\b|\b(?:leave|leaving) this world\b/ },
   { name: 'tired_of_living', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:hate|hating|despise|loathe|cannot stand|cannot bear|resent) (?:being alive|living|existing|my existence|waking up (?:every|each) (?:day|morning)|that i am (?:still )?alive|still being alive)\b(?! (?:in|at|with|here|there|on|near|next|so|like|alone|by|under|without)\b)|\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on|paycheck|hand|out|off|from|under|alone|month|week|day|so|early|next)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b|\b(?:tired|sick|exhausted|weary) of (?:fighting|trying|struggling) to (?:stay alive|live|keep living|survive|keep going)\b/ },
+    pattern: /\b(?:am|i am) done (?:being alive|living|existing)(?=\s*(?:[.!?,;]|$|and\b|so\b|because\b|anymore\b))|\b(?:hate|hating|despise|loathe|cannot stand|cannot bear|resent) (?:being alive|living|existing|my existence|waking up (?:every|each) (?:day|morning)|that i am (?:still )?alive|still being alive)\b(?! (?:in|at|with|here|there|on|near|next|so|like|alone|by|under|without)\b)|\b(?:tired|sick|exhausted|weary) of (?:living|being alive|life|existing|waking up)\b(?! (?:in|at|with|here|there|on|paycheck|hand|out|off|from|under|alone|month|week|day|so|early|next)\b)|\bdone with (?:life|living|being alive|existing)\b(?! (?:in|at|with|here|there|on|paycheck|like|off|under|out)\b)|\bgiv(?:e|ing) up on (?:life|living)\b|\b(?:tired|sick|exhausted|weary) of (?:fighting|trying|struggling) to (?:stay alive|live|keep living|survive|keep going)\b/ },
   { name: 'cannot_go_on', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\bcannot (?:go on|keep going|carry on|keep living|go on living|live like this)(?: (?:anymore|any more|any longer|like this|living))?\b(?! (?:with|at|in|until|for|to|through|on)\b)/ },
   { name: 'doubt_go_on', kind: 'suicidal_intent', confidence: 0.8,
@@ -158,7 +159,7 @@ const RULES: readonly Rule[] = [
   { name: 'overdose', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:want|going|plan|planning|tempted|thinking about|thought about|thinking of|tried|trying|need) to overdose\b|\boverdos(?:e|ing) (?:on purpose|tonight|on my)\b|\b(?:take|taking|swallow|swallowing|took) (?:all|a (?:whole )?bottle of|a handful of|every one of|the rest of) (?:my |the |those |these )?(?:pills|tablets|meds|medication|sleeping pills|painkillers)\b|\bstockpil\w* (?:my |the )?(?:pills|meds|tablets|medication|painkillers)\b|\b(?:took|taken|take|taking|swallowed|swallow) (?:way |far )?(?:too many|a lot of|all of|lots of|a bunch of|loads of|a handful of) (?:my |the |those )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:on purpose|deliberately|intentionally|to die|to end it|so i would not wake up|so i do not wake up)\b/ },
   { name: 'pills_quantity', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) (?:all|every one of|the whole bottle of|a whole bottle of|a bottle of|a handful of) (?:my |the |those |these |of my |of the )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\bhow many (?:\w+ )?(?:pills|tablets|sleeping pills|painkillers) it (?:would|will|does|could) take\b|\b(?:take|taking|took|swallow|swallowing|swallowed) every (?:single )?(?:pill|tablet)\b|\benough (?:pills|tablets|meds|medication|painkillers|sleeping pills)\b.*\b(?:to do it|to end it|to die|to kill myself|to not wake up)\b|\bhow many (?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:would it take|does it take|to take|do i need|would i need|would kill|to die|to overdose)\b|\b(?:going to|want to|plan to|planning to|about to|ready to) (?:take|swallow|down) (?:a lot of|lots of|loads of|too many|a bunch of|all of|all) (?:my |the |those |these )?(?:\w+ )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:tonight|today|at once|on purpose|now)\b|\bstockpil\w* (?:my |the |some |a lot of )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\b(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:all )?at once\b/ },
+    pattern: /\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) (?:all|every one of|the whole bottle of|a whole bottle of|a bottle of|a handful of) (?:my |the |those |these |of my |of the )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\bhow many (?:\w+ )?(?:pills|tablets|sleeping pills|painkillers) it (?:would|will|does|could) take\b|\b(?:take|taking|took|swallow|swallowing|swallowed|down|downing) every (?:single )?(?:\w+ )?(?:pill|tablet|capsule|antidepressant|painkiller|sleeping pill)s?\b|\benough (?:pills|tablets|meds|medication|painkillers|sleeping pills)\b.*\b(?:to do it|to end it|to die|to kill myself|to not wake up)\b|\bhow many (?:of (?:my|the|these|those) )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:would it take|does it take|to take|do i need|would i need|would kill|to die|to overdose)\b|\b(?:going to|want to|plan to|planning to|about to|ready to) (?:take|swallow|down) (?:a lot of|lots of|loads of|too many|a bunch of|all of|all) (?:my |the |those |these )?(?:\w+ )?(?:pills|tablets|meds|painkillers|sleeping pills)\b.*\b(?:tonight|today|at once|on purpose|now)\b|\bstockpil\w* (?:my |the |some |a lot of )?(?:\w+ )?(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos)\b|\b(?:pills|tablets|meds|medication|medications|painkillers|antidepressants|sleeping pills|sleeping tablets|paracetamol|tylenol|acetaminophen|insulin|opioids|oxy|benzos) (?:all )?at once\b/ },
   // Means kept ready "for when I am ready": a plan, whatever the emotion model reads in "ready".
   { name: 'means_ready', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\b(?:lined up|counted out|saved up|set aside|put aside|hidden away|stashed)\b.*\bi am ready\b|\b(?:pills|tablets|meds|medication|painkillers|sleeping pills|razor(?: blade)?s?|blades?|rope|noose|gun)\b.*\bfor when i am ready\b/ },
@@ -188,7 +189,9 @@ const RULES: readonly Rule[] = [
   { name: 'hurt_self_again', kind: 'self_harm', confidence: 0.8,
     pattern: new RegExp(`\\b(?:hurt|harmed|cut|burned|burnt) ${SELF} again\\b(?! (?:at|in|on|playing|while|during|lifting|running|skiing|with|when|doing|training)\\b)`) },
   // self-harm
-  { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/ },
+  { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/,
+    // a screening question reported as answered "no"
+    unless: /\b(?:asked|asks|asking|screening|questionnaire)\b.*\bself[- ]?harm\w*\b.*\b(?:i said no|i answered no|is that (?:a )?normal)\b/ },
   { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
     pattern: new RegExp(`\\b(?:cut|cuts|cutting|slice|slicing|carve|carving) (?:${SELF}|my (?:arms?|wrists?|legs?|thighs?|skin|stomach))\\b(?! (?:shaving|while|when|by accident|accidentally|(?:a|an|some|another) (?:slice|piece|bit|portion|share|wedge|chunk|hunk|serving|break|deal)|on (?:a|the|some|my|an) (?:paper|glass|knife|can|tin|edge|sharp|broken|piece|fence|nail)|with (?:a|the) (?:kitchen )?knife while|opening|chopping|cooking|making))`) },
   { name: 'cutting_again', kind: 'self_harm', confidence: 0.9,
@@ -214,7 +217,7 @@ const RULES: readonly Rule[] = [
   { name: 'hoarding_means', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:saving|saved|hoarding|hoarded|collecting|stashing|stashed|keeping) (?:up )?(?:all )?(?:my |the |some |of my )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills|antidepressants)\b.*\b(?:all at once|at once|all of them|in one go|just in case|for (?:when|the day|the right))\b/ },
   { name: 'crash_on_purpose', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:want|wanted|wanting|going|tempted|urge|urges|plan|planning|(?:think|thinking|thought) (?:about|of)|picture|picturing|imagine|imagining) (?:to )?(?:crash|crashing|drive|driving|steer|steering|swerve|swerving) (?:my car |the car )?(?:into (?:a |the )?(?:tree|wall|truck|lorry|barrier|oncoming|river|lake|sea|bridge)|off (?:a|the) (?:bridge|cliff|road))\b|\b(?:crash|crashing|wreck|wrecking|crashed) (?:my|the) (?:car|bike|motorbike)\b.*\b(?:on purpose|deliberately|intentionally|and not survive|so i die)\b/ },
+    pattern: /\b(?:want|wanted|wanting|going|tempted|urge|urges|plan|planning|(?:think|thinking|thought) (?:about|of)|picture|picturing|imagine|imagining) (?:to )?(?:my ?self )?(?:crash|crashing|drive|driving|steer|steering|swerve|swerving) (?:my car |the car )?(?:into (?:a |the )?(?:\w+ )?(?:tree|wall|truck|lorry|barrier|oncoming|river|lake|sea|bridge)|off (?:a|the) (?:bridge|cliff|road))\b|\b(?:crash|crashing|wreck|wrecking|crashed) (?:my|the) (?:car|bike|motorbike)\b.*\b(?:on purpose|deliberately|intentionally|and not survive|so i die)\b/ },
   { name: 'do_something_to_self', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:do|doing|did) (?:something|anything) (?:\w+ )?to (?:my ?self)\b/ },
   { name: 'cannot_do_life', kind: 'suicidal_intent', confidence: 0.8,
@@ -234,9 +237,31 @@ const RULES: readonly Rule[] = [
   { name: 'keep_wounds_open', kind: 'self_harm', confidence: 0.8,
     pattern: /\b(?:picking|pick|picked|reopening|reopen|reopened|tearing|ripping|scratching) (?:at )?(?:open )?my (?:wounds?|scabs?|scars?|cuts?|stitches)\b.*\b(?:never heal|do not heal|will not heal|cannot heal|on purpose|to feel|to bleed|so they bleed|again)\b/ },
   { name: 'into_the_water', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:walk|walking|swim|swimming|wade|wading) (?:out )?into the (?:sea|ocean|river|lake|water|waves)\b.*\b(?:not come back|never come back|not return|never return|and drown|let it take me|until i (?:cannot|sink|drown))\b|\bdrown my ?self\b/ },
+    pattern: /\b(?:walk|walking|swim|swimming|wade|wading) (?:out )?into the (?:sea|ocean|river|lake|water|waves)\b.*\b(?:not come back|never come back|not return|never return|and drown|let it take me|until i (?:cannot|sink|drown|disappear|go under)|and keep (?:walking|swimming|going))\b|\bdrown my ?self\b/ },
   { name: 'let_me_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`(?<!\\bnot )\\blet me die\\b${DIE_IDIOM}`) },
+  // Round 11 (the blind held-out set of round 10, once measured): the act implied by what comes after it,
+  // method and lethality questions, and self-harm with other verbs and means.
+  { name: 'not_needed_after', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:will not|do not|am not going to|not going to) (?:be needing|need) (?:them|it|these|those|any of (?:it|this|them|these)|my \w+) (?:where i am going|after (?:tonight|tomorrow|today|this weekend))\b/ },
+  { name: 'not_a_bother_long', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:will not|am not going to|not going to) be (?:a (?:bother|burden|problem|nuisance)|bothering|burdening|in (?:anyone's|your|their|the) way)(?: to (?:anyone|anybody|you|them|everyone|anybody))?(?: for)? (?:much longer|anymore|for long|after (?:tonight|today|this))\b|\b(?:soon|after tonight|after today|not for long|not much longer)\b.*\b(?:will not|do not|would not) have to (?:put up with|deal with|worry about|look after|take care of) me\b/ },
+  { name: 'make_sure_not_wake', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:make sure|so that|so) i (?:do not|never|will not|would not) wake (?:up|back up)\b(?! (?:late|early|the|my|in|at|tired|groggy|with|hungry|every|during|before|when)\b)/ },
+  { name: 'worth_more_dead', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bworth more (?:to (?:them|my family|everyone) )?dead (?:than alive)?\b|\b(?:life insurance|insurance money)\b.*\bif i (?:died|was dead|were dead|killed myself)\b/ },
+  { name: 'checked_out_for_good', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:check|checked|checking) out (?:for good|permanently|of (?:life|this life|this world|existence))\b/ },
+  { name: 'lethality_question', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:jump|jumped|jumping|fell|fall|hang|hanging|hanged|overdose|overdosing|pills|bridge|balcony|roof|train|gun|drown|drowning)\b.*\b(?:would|will|does|is) (?:it|that|this) (?:be )?(?:quick|painless|instant)\b.*\b(?:feel it|hurt|die|survive)\b|\b(?:painless|quick|quickest|easy|easiest|peaceful|least painful|surest|best) (?:way|ways|method|methods) to (?:die|end it|end my life|kill myself|not wake up)\b(?! in (?:minecraft|the game|game|fortnite)\b)/ },
+  { name: 'harm_tool_to_body', kind: 'self_harm', confidence: 0.9,
+    pattern: new RegExp(`\\b(?:took|take|taking|put|putting) (?:a |the |my )?(?:blade|razor|knife|lighter|scissors|needle|pin|safety pin) to (?:${SELF}|${BODY}|my (?:thighs?|hips?|wrists?|arms?))\\b|\\b(?:carve|carved|carving|etch|etched|etching|scratch|scratched|scratching|cut|cutting) (?:\\w+ ){0,2}into ${BODY}\\b`) },
+  { name: 'hit_self', kind: 'self_harm', confidence: 0.85,
+    pattern: new RegExp(`\\b(?:punch|punched|punching|hit|hitting|slap|slapping|slapped|smack|smacking|smacked) ${SELF} (?:in the|on the|so hard|until|when|whenever|every time|again)\\b|\\bgave ${SELF} (?:a )?(?:black eye|bruises?|concussion|scars?)\\b|\\bbang(?:ing|ed)? my head (?:against|on|into) (?:the |a )?(?:wall|floor|door|desk)\\b.*\\b(?:until i (?:get dizzy|am dizzy|bleed|pass out|see stars|black out)|so hard (?:it|that i) (?:bled|bruised)|on purpose)\\b`) },
+  { name: 'punish_body', kind: 'self_harm', confidence: 0.8,
+    pattern: /\b(?:punish|punishing|starve|starving) my body\b|\b(?:have not|did not|not) eaten (?:in|for) \w+ (?:days|weeks) on purpose\b/ },
+  { name: 'burn_on_purpose', kind: 'self_harm', confidence: 0.85,
+    pattern: /\b(?:poured|pour|pouring|held|hold|holding|pressed|press|pressing|put|putting) (?:\w+ ){0,3}(?:on|onto|against|over|under|to) my (?:hands?|arms?|legs?|skin|wrists?|thighs?|stomach)\b.*\b(?:on purpose|deliberately|intentionally|because i deserved|to punish|to feel)\b/ },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
     pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b|\b(?:going|wants?|planning|plans|trying|tried|threatening|threatened) to take (?:his|her|their) (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a)\b)|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b/ },
@@ -276,7 +301,7 @@ const CONTEXTUAL: readonly Rule[] = [
     pattern: /\b(?:saving|saved|hoarding|hoarded|stashing|stashed) (?:up )?(?:all )?(?:my |the |some )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills)\b/ },
   { name: 'suicide_mentioned', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\bsuicide\b(?!.*\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character)\b)/,
-    unless: /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b/ },
+    unless: /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b|\b(?:song|title|album|lyrics|band|episode|theme song)\b/ },
 ];
 
 /** Warning signs that are too common to decide alone; two of them together do. */
@@ -295,7 +320,11 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'want_to_go', pattern: /\bi (?:want|need|am ready) to go(?=\s*(?:[.!?,;]|$))/ },
   { name: 'finished', pattern: /\bi am (?:finished|done for|done)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'will', pattern: /\b(?:writing|wrote|write|made|making|updated|updating|finished) (?:my|a) (?:will|testament)\b/ },
-  { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions)\b/ },
+  { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions)\b|\b(?:gave|giving|give|rehomed|rehoming|rehome) (?:away )?my (?:dog|cat|pets?|guitar|stuff|things|belongings|possessions|clothes|books) (?:away|to)\b/ },
+  { name: 'note_left', pattern: /\b(?:wrote|written|left|leaving|writing) (?:a |my )?(?:note|letter)s? (?:for|to) (?:my )?(?:parents|family|mom|mum|dad|kids|children|wife|husband|partner|sister|brother|friends)\b/ },
+  { name: 'the_night', pattern: /\b(?:tonight|today|tomorrow)(?: is|'s) the (?:night|day)\b/ },
+  { name: 'last_message', pattern: /\b(?:this is|it is) my (?:last|final) (?:message|post|text|words|time (?:talking|writing))\b/ },
+  { name: 'final_words', pattern: /\btell (?:my \w+|them|everyone|everybody|her|him|mom|mum|dad) (?:that )?i (?:am sorry|love (?:him|her|them|you))\b/ },
 ];
 
 /**
@@ -305,7 +334,7 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
  */
 const DEATH = /\b(?:die|dying|died|dead|death|suicide|kill(?:ing)? myself|not (?:going to )?(?:be |being )?alive|no longer (?:be )?(?:alive|here|around)|not (?:going to )?be (?:here|around) (?:much longer|anymore|for long)|(?:not|never) (?:have )?(?:wake|woken|waking|wakes) up|sleep forever|cannot see myself (?:being )?(?:alive|living|making it)|end (?:it|it all|my life)|ending (?:it|it all|my life))\b/;
 const WANTING = /\b(?:want|wants|wanted|wanting|wish|wishes|wishing|wished|hope|hoping|pray|praying|ready|decided|plan|planning|going to|urges?|tempted|feel (?:more |a lot )?like|long for|longing|crave|craving|relief|rather|all i think about|keep thinking|cannot stop thinking|deserve|better off|welcome|would be (?:easier|better|simpler|a relief|peaceful)|easier than)\b/;
-const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|(?<!\bnot )\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) than\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
+const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|(?<!\bnot )\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) (?:than|lol|lmao|haha|jk)\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
 const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE];
 
 function deathWish(t: string): boolean {
@@ -340,6 +369,8 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
   [/\bgotta\b/g, 'got to'],
   [/\bu\b/g, 'you'],
   [/\bmyslef\b|\bmyselfe\b/g, 'myself'],
+  [/\bb\b(?= (?:alive|here|dead|gone|around)\b)/g, 'be'],
+  [/\b(?:anymroe|anymor|anymoar|nymore)\b/g, 'anymore'],
   [/\bany ?more\b/g, 'anymore'],
 ];
 
