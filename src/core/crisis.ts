@@ -177,7 +177,7 @@ const RULES: readonly Rule[] = [
     pattern: /\bi have (?:a|the) plan\b.{0,200}\bi know (?:when|how|where) i am going to do it\b|\bi (?:have thought|have been thinking|thought) about how i would do it\b/ },
   // Means, and the thought that keeps returning to them
   { name: 'means_in_mind', kind: 'suicidal_intent', confidence: 0.75,
-    pattern: /\b(?:pills|tablets|rope|noose|gun|blade|razor|bridge|ledge|roof)\b.{0,200}\b(?:(?:keep|cannot stop|always) (?:thinking|think) about (?:it|them|using it)|(?:it|that) would be (?:so )?(?:easy|simple|quick))\b/ },
+    pattern: /\b(?:pills|tablets|rope|noose|gun|blade|razor|bridge|ledge|roof)\b.{0,200}\b(?:(?:keep|cannot stop|always) (?:thinking|think) about (?:it|them|using it|how (?:high|far|deep|easy|quick) it (?:is|would be))|(?:it|that) would be (?:so )?(?:easy|simple|quick))\b/ },
   { name: 'use_it_on_self', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:blade|razor|rope|noose|gun|pills|knife)\b.{0,200}\b(?:ready|loaded|here)\b.{0,200}\b(?:going to|about to|ready to|want to) use (?:it|them)\b|\b(?:use|turn|point|pointing|turning|using) (?:it|the gun|a gun|the knife|a knife|the blade|the pills) on (?:myself|himself|herself|themselves)\b/ },
   { name: 'not_needed', kind: 'suicidal_intent', confidence: 0.75,
@@ -195,8 +195,8 @@ const RULES: readonly Rule[] = [
     pattern: new RegExp(`\\b(?:hurt|harmed|cut|burned|burnt) ${SELF} again\\b(?! (?:at|in|on|playing|while|during|lifting|running|skiing|with|when|doing|training)\\b)`) },
   // self-harm
   { name: 'self_harm', kind: 'self_harm', confidence: 0.95, pattern: /\bself[- ]?(?:harm|harming|harmed|injury|injuring|mutilation)\b/,
-    // a screening question reported as answered "no"
-    unless: /\b(?:asked|asks|asking|screening|questionnaire)\b.{0,200}\bself[- ]?harm\w*\b.{0,200}\b(?:i said no|i answered no|is that (?:a )?normal)\b/ },
+    // a screening question answered "no", a professional asking about signs, a recovery told as such
+    unless: /\b(?:asked|asks|asking|screening|questionnaire)\b.{0,200}\bself[- ]?harm\w*\b.{0,200}\b(?:i said no|i answered no|is that (?:a )?normal)\b|\b(?:warning )?signs of self[- ]?harm\b|\bas a (?:\w+ )?(?:counsell?or|teacher|nurse|doctor|therapist|moderator|researcher|social worker|volunteer)\b|\b(?:years?|months?) since my last self[- ]?harm\b.{0,200}\b(?:doing (?:well|better|great|good)|proud|recovered|recovery|what helped)\b/ },
   { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
     pattern: new RegExp(`\\b(?:cut|cuts|cutting|slice|slicing|carve|carving) (?:${SELF}|my (?:arms?|wrists?|legs?|thighs?|skin|stomach))\\b(?! (?:shaving|while|when|by accident|accidentally|(?:a|an|some|another) (?:slice|piece|bit|portion|share|wedge|chunk|hunk|serving|break|deal)|on (?:a|the|some|my|an) (?:paper|glass|knife|can|tin|edge|sharp|broken|piece|fence|nail)|with (?:a|the) (?:kitchen )?knife while|opening|chopping|cooking|making))`) },
   { name: 'cutting_again', kind: 'self_harm', confidence: 0.9,
@@ -220,7 +220,7 @@ const RULES: readonly Rule[] = [
   // Round 10 (the held-out set of round 9, once measured): means kept for later, acts half done, and
   // staying alive only for others.
   { name: 'hoarding_means', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:saving|saved|hoarding|hoarded|collecting|stashing|stashed|keeping) (?:up )?(?:all )?(?:my |the |some |of my )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills|antidepressants)\b.{0,200}\b(?:all at once|at once|all of them|in one go|just in case|for (?:when|the day|the right))\b/ },
+    pattern: /\b(?:saving|saved|hoarding|hoarded|collecting|stashing|stashed|keeping) (?:up )?(?:all )?(?:my |the |some |of my )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills|antidepressants)\b.{0,200}\b(?:all at once|at once|all of them|in one go|just in case|for (?:when|the day|the right)|i (?:finally )?have enough|enough now)\b/ },
   { name: 'crash_on_purpose', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:want|wanted|wanting|going|tempted|urge|urges|plan|planning|(?:think|thinking|thought) (?:about|of)|picture|picturing|imagine|imagining) (?:to )?(?:my ?self )?(?:crash|crashing|drive|driving|steer|steering|swerve|swerving) (?:my car |the car )?(?:into (?:a |the )?(?:\w+ )?(?:tree|wall|truck|lorry|barrier|oncoming|river|lake|sea|bridge)|off (?:a|the) (?:bridge|cliff|road))\b|\b(?:crash|crashing|wreck|wrecking|crashed) (?:my|the) (?:car|bike|motorbike)\b.{0,200}\b(?:on purpose|deliberately|intentionally|and not survive|so i die)\b/ },
   { name: 'do_something_to_self', kind: 'suicidal_intent', confidence: 0.8,
@@ -264,9 +264,28 @@ const RULES: readonly Rule[] = [
   { name: 'hit_self', kind: 'self_harm', confidence: 0.85,
     pattern: new RegExp(`\\b(?:punch|punched|punching|hit|hitting|slap|slapping|slapped|smack|smacking|smacked) ${SELF} (?:in the|on the|so hard|until|when|whenever|every time|again)\\b|\\bgave ${SELF} (?:a )?(?:black eye|bruises?|concussion|scars?)\\b|\\bbang(?:ing|ed)? my head (?:against|on|into) (?:the |a )?(?:wall|floor|door|desk)\\b.{0,200}\\b(?:until i (?:get dizzy|am dizzy|bleed|pass out|see stars|black out)|so hard (?:it|that i) (?:bled|bruised)|on purpose)\\b`) },
   { name: 'punish_body', kind: 'self_harm', confidence: 0.8,
-    pattern: /\b(?:punish|punishing|starve|starving) my body\b|\b(?:have not|did not|not) eaten (?:in|for) \w+ (?:days|weeks) on purpose\b/ },
+    pattern: /\b(?:punish|punishing|starve|starving) my body\b|\b(?:have not|did not|not) eaten (?:in|for) \w+ (?:days|weeks) (?:on purpose|because i (?:do not )?deserve|as (?:a )?punishment)\b|\b(?:stopped|stop|quit) eating on purpose\b|\b(?:do not|did not) deserve (?:food|to eat|to be fed)\b/ },
   { name: 'burn_on_purpose', kind: 'self_harm', confidence: 0.85,
     pattern: /\b(?:poured|pour|pouring|held|hold|holding|pressed|press|pressing|put|putting) (?:\w+ ){0,3}(?:on|onto|against|over|under|to) my (?:hands?|arms?|legs?|skin|wrists?|thighs?|stomach)\b.{0,200}\b(?:on purpose|deliberately|intentionally|because i deserved|to punish|to feel)\b/ },
+  // Round 12 (the second blind set, once measured): community shorthand, lethality asked for oneself,
+  // and self-harm by means the earlier rules did not name.
+  { name: 'shorthand', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:ctb|sewerslide|sewer slide|self[- ]delete|self[- ]deleting)\b/ },
+  { name: 'sh_shorthand', kind: 'self_harm', confidence: 0.85,
+    pattern: /\bsh (?:again|urges?|relapse|relapsed|scars?|cuts?|tonight)\b/ },
+  { name: 'lethal_for_me', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\blethal (?:dose|amount|quantity)\b.{0,200}\b(?:i weigh|for me|for myself|my weight|i am \d+ ?kg)\b|\b(?:painless|quick|peaceful|lethal|drown|die)\b.{0,200}\basking for (?:me|myself)\b|\bhow (?:long|much) (?:does it take|would it take) to (?:drown|die|bleed out|suffocate)\b.{0,200}\bi am (?:standing|sitting|here|at|by|on) /,
+    unless: /\basking for (?:me|myself),? (?:lol|haha|jk)\b/ },
+  { name: 'be_gone', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:i will|ill) (?:finally )?be gone(?=\s*(?:[.!?,;]|$|soon\b|forever\b|for good\b))/ },
+  { name: 'accident_welcome', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\bif i (?:got|get|was|were) (?:hit|run over|killed) by (?:a |the )?(?:bus|car|truck|train|lorry)\b.{0,200}\b(?:relieved|relief|would not (?:even )?(?:try to )?(?:move|care|mind)|fine with (?:it|that))\b/ },
+  { name: 'ingest_to_hurt', kind: 'self_harm', confidence: 0.9,
+    pattern: /\b(?:drank|drink|drinking|swallowed|swallow|swallowing) (?:some |a (?:bit|cup|glass|capful) of )?(?:bleach|detergent|drain cleaner|antifreeze|broken glass|batteries|rat poison|laundry pods?)\b/ },
+  { name: 'tool_on_body', kind: 'self_harm', confidence: 0.9,
+    pattern: new RegExp(`\\b(?:used|use|using) (?:a |the |my )?(?:razor|blade|knife|lighter|scissors|compass|pin|broken glass) on (?:${SELF}|my (?:thighs?|hips?|wrists?|arms?|stomach|skin))\\b`) },
+  { name: 'wound_self', kind: 'self_harm', confidence: 0.85,
+    pattern: /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror)\b.{0,200}\b(?:until|till) my (?:knuckles|hands?|fists?) (?:cracked|bled|broke|bleed|break|bruised)\b|\b(?:bite|biting|bit) my (?:arms?|hands?|wrists?)\b.{0,200}\b(?:marks?|bleed|bled|bruises?|so hard|until)\b|\b(?:pull|pulled|pulling|rip|ripped|ripping|tore|tearing) (?:out )?(?:\w+ ){0,4}my hair\b.{0,200}\b(?:deserved?|punish|to hurt|to feel)\b|\bdeserved? to (?:hurt|suffer|feel pain|bleed)\b|\b(?:my |the )?cuts (?:are|were|got|keep getting) (?:deeper|worse|bigger)\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh |new )?(?:cuts|burns) on my\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh|new) (?:cuts|burns|marks)\b/ },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
     pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming) (?:himself|herself|themselves)\b|\b(?:going|wants?|planning|plans|trying|tried|threatening|threatened) to take (?:his|her|their) (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a)\b)|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b/ },
@@ -304,14 +323,17 @@ const CONTEXTUAL: readonly Rule[] = [
     pattern: /\b(?:almost|nearly) (?:jumped|did it|went through with it)\b(?! (?:out|for|at|up|in|into|over|the|on|when|because|as|from|off (?:the |my )?(?:couch|chair|sofa|bed|seat))\b)/ },
   { name: 'saving_pills', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:saving|saved|hoarding|hoarded|stashing|stashed) (?:up )?(?:all )?(?:my |the |some )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills)\b/ },
+  { name: 'lethal_question', kind: 'suicidal_intent', confidence: 0.7,
+    pattern: /\blethal (?:dose|amount)\b|\bhow (?:long|much) (?:does it take|would it take) to (?:drown|die|bleed out|suffocate)\b|\b(?:is it|would it be) (?:painless|quick|peaceful) to\b/ },
   { name: 'suicide_mentioned', kind: 'suicidal_intent', confidence: 0.7,
-    pattern: /\bsuicide\b(?!.{0,200}\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character)\b)/,
-    unless: /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b|\b(?:song|title|album|lyrics|band|episode|theme song)\b/ },
+    pattern: /\bsuicide\b(?!.{0,200}\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character|scene|show|series|season|law|legal|exam)\b)/,
+    // someone else's death spoken of, a title, a class or a law question
+    unless: /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b|\b(?:song|title|album|lyrics|band|episode|theme song)\b|\b(?:\w+'s|his|her|their) suicide\b|\bdifference between suicide\b/ },
 ];
 
 /** Warning signs that are too common to decide alone; two of them together do. */
 const SOFT: readonly { name: string; pattern: RegExp }[] = [
-  { name: 'cannot_take_it', pattern: /\bcannot (?:take|handle|do|bear|stand) (?:it|this|any of this|life)(?: anymore| any more| any longer)\b/ },
+  { name: 'cannot_take_it', pattern: /\bcannot (?:take|handle|do|bear|stand) (?:it|this|any of this|life)(?: anymore| any more| any longer)\b|\bi cannot anymore\b/ },
   { name: 'burden', pattern: /\b(?:i am|i feel like|feel like i am|i have become) (?:such |just |only )?(?:a|nothing but a) burden\b/ },
   { name: 'hopeless', pattern: /\b(?:hopeless|no hope|no way out|trapped forever|nothing will ever get better|never get better|worthless)\b/ },
   { name: 'give_up', pattern: /\b(?:i give up|giving up on everything|i am giving up)\b/ },
@@ -325,9 +347,16 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'want_to_go', pattern: /\bi (?:want|need|am ready) to go(?=\s*(?:[.!?,;]|$))/ },
   { name: 'finished', pattern: /\bi am (?:finished|done for|done)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'will', pattern: /\b(?:writing|wrote|write|made|making|updated|updating|finished) (?:my|a) (?:will|testament)\b/ },
-  { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions)\b|\b(?:gave|giving|give|rehomed|rehoming|rehome) (?:away )?my (?:dog|cat|pets?|guitar|stuff|things|belongings|possessions|clothes|books) (?:away|to)\b/ },
+  { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions|guitar|books|clothes|records|games|art)\b|\b(?:gave|giving|give|rehomed|rehoming|rehome) (?:away )?my (?:dog|cat|pets?|guitar|stuff|things|belongings|possessions|clothes|books) (?:away|to)\b/ },
   { name: 'note_left', pattern: /\b(?:wrote|written|left|leaving|writing) (?:a |my )?(?:note|letter)s? (?:for|to) (?:my )?(?:parents|family|mom|mum|dad|kids|children|wife|husband|partner|sister|brother|friends)\b/ },
-  { name: 'the_night', pattern: /\b(?:tonight|today|tomorrow)(?: is|'s) the (?:night|day)\b/ },
+  { name: 'the_night', pattern: /\b(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend)(?: is|'s) the (?:night|day)\b|\b(?:today|tonight|tomorrow) is my last (?:day|night)(?=\s*(?:[.!?,;]|$|and\b|i decided\b))/ },
+  { name: 'decided', pattern: /\bi (?:have )?(?:decided|made up my mind)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'after_gone', pattern: /\b(?:after|when|once|before) i am (?:gone|dead|not here)\b|\bbefore i (?:go|leave|die)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'affairs_in_order', pattern: /\b(?:wrote down|left|leaving|writing down) (?:all )?my passwords\b|\bpaid off (?:the|my) (?:credit card|debts?|loans?)\b|\b(?:everything|all) (?:is|has been) (?:settled|sorted|taken care of|in order)\b|\bnothing left (?:for me )?to (?:sort out|arrange|do)\b/ },
+  { name: 'found_after', pattern: /\bwhere (?:they|she|he|someone) (?:will|would|can|could) find (?:it|them|me)\b|\bfind (?:it|them|me) after(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'farewell_words', pattern: /\bsorry for everything\b|\byou (?:were|have been) (?:a |the )?(?:good|great|best|true|real) (?:friend|person|mom|mum|dad|brother|sister)\b/ },
+  { name: 'do_it_now', pattern: /\b(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend) i am (?:finally )?going to do it\b/ },
+  { name: 'pet_rehomed', pattern: /\bfound (?:someone|somebody|a (?:new )?home) (?:to take|for) my (?:cat|dog|pets?|bird|rabbit)\b/ },
   { name: 'last_message', pattern: /\b(?:this is|it is) my (?:last|final) (?:message|post|text|words|time (?:talking|writing))\b/ },
   { name: 'final_words', pattern: /\btell (?:my \w+|them|everyone|everybody|her|him|mom|mum|dad) (?:that )?i (?:am sorry|love (?:him|her|them|you))\b/ },
 ];
@@ -353,7 +382,8 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
   [/\bi'll\b/g, 'i will'],
   [/\bi'd\b/g, 'i would'],
   [/\b(?:can't|cant|can not)\b/g, 'cannot'],
-  [/\b(?:won't)\b/g, 'will not'],
+  [/\b(?:won't|wont)\b/g, 'will not'],
+  [/\b(they|we|you|she|he)'ll\b/g, '$1 will'],
   [/\b(?:don't|dont)\b/g, 'do not'],
   [/\b(?:didn't|didnt)\b/g, 'did not'],
   [/\b(?:isn't|isnt|ain't)\b/g, 'is not'],
