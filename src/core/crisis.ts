@@ -343,7 +343,7 @@ const CONTEXTUAL: readonly Rule[] = [
     pattern: /\b(?:almost|nearly) (?:jumped|did it|went through with it)\b(?! (?:out|for|at|up|in|into|over|the|on|when|because|as|from|off (?:the |my )?(?:couch|chair|sofa|bed|seat))\b)/ },
   { name: 'saving_pills', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:saving|saved|hoarding|hoarded|stashing|stashed) (?:up )?(?:all )?(?:my |the |some )?(?:\w+ )?(?:pills|meds|tablets|medication|painkillers|sleeping pills)\b/ },
-  { name: 'lethal_question', kind: 'suicidal_intent', confidence: 0.7,
+  { name: 'method_question', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\bdoes (?:drowning|hanging|jumping|an overdose|overdosing|bleeding out|dying) hurt\b|\blethal (?:dose|amount)\b|\bhow (?:long|much) (?:does it take|would it take) to (?:drown|die|bleed out|suffocate)\b|\b(?:is it|would it be) (?:painless|quick|peaceful) to\b/ },
   { name: 'suicide_mentioned', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\bsuicide\b(?!.{0,200}\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character|scene|show|series|season|law|legal|exam|deterrent|net|nets|barrier|barriers|fence)\b)/,
