@@ -45,9 +45,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   // Every connection gets its own requests, built before the run: autocannon then sends stored bytes. A
   // setupRequest callback made it rebuild each request, which cost the shared CPU about half as much
   // again per request as the prebuilt bytes do.
+  const varying = (r: (typeof entries)[number]) => ({ path: r.path(), ...(r.body ? { body: r.body() } : {}) });
   const build = (n = PER_CONNECTION): autocannon.Request[] => Array.from({ length: n }, (_, j) => {
     const r = entries[j % entries.length]!;
-    return { method: r.method, headers, path: r.path(), ...(r.body ? { body: r.body() } : {}) };
+    return { method: r.method, headers, ...varying(r) };
   });
   const result = await autocannon({
     url: spec.url,
@@ -60,7 +61,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           method: r.method,
           headers,
           // autocannon sizes each entry's request once; varying only path and body keeps lengths right.
-          setupRequest: (req: autocannon.Request) => ({ ...req, path: r.path(), ...(r.body ? { body: r.body() } : {}) }),
+          setupRequest: (req: autocannon.Request) => ({ ...req, ...varying(r) }),
         })),
       }
       // autocannon copies the options into every connection: the shared list stays one request long

@@ -271,7 +271,10 @@ const RULES: readonly Rule[] = [
   { name: 'lethality_question', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:jump|jumped|jumping|fell|fall|hang|hanging|hanged|overdose|overdosing|pills|bridge|balcony|roof|train|gun|drown|drowning)\b.{0,200}\b(?:would|will|does|is) (?:it|that|this) (?:be )?(?:quick|painless|instant)\b.{0,200}\b(?:feel it|hurt|die|survive)\b|\b(?:painless|quick|quickest|easy|easiest|peaceful|least painful|surest|best) (?:way|ways|method|methods) to (?:die|end it|end my life|kill myself|not wake up)\b(?! in (?:minecraft|the game|game|fortnite)\b)/ },
   { name: 'harm_tool_to_body', kind: 'self_harm', confidence: 0.9,
-    pattern: new RegExp(`\\b(?:took|take|taking|put|putting) (?:a |the |my )?(?:blade|razor|knife|lighter|scissors|needle|pin|safety pin) to (?:${SELF}|${BODY}|my (?:thighs?|hips?|wrists?|arms?))\\b|\\b(?:carve|carved|carving|etch|etched|etching|scratch|scratched|scratching|cut|cutting) (?:\\w+ ){0,2}into ${BODY}\\b`) },
+    pattern: anyOf(
+      new RegExp(`\\b(?:took|take|taking|put|putting) (?:a |the |my )?(?:blade|razor|knife|lighter|scissors|needle|pin|safety pin) to (?:${SELF}|${BODY}|my (?:thighs?|hips?|wrists?|arms?))\\b|\\b(?:carve|carved|carving|etch|etched|etching|scratch|scratched|scratching|cut|cutting) (?:\\w+ ){0,2}into ${BODY}\\b`),
+      new RegExp(`\\b(?:used|use|using) (?:a |the |my )?(?:razor|blade|knife|lighter|scissors|compass|pin|broken glass) on (?:${SELF}|my (?:thighs?|hips?|wrists?|arms?|stomach|skin))\\b`),
+      /\bhow deep (?:i would|i) (?:have|need) to (?:go|cut)\b|\b(?:blades?|razors?|knife|lighter|scissors|glass)\b.{0,200}\bused (?:it|them|one) (?:\w+ ){0,3}on (?:my ?self|my (?:thighs?|arms?|forearms?|wrists?|hips?|ankles?|stomach|skin|legs?))\b|\b(?:blade|razor) out of (?:a |my |the )?(?:pencil )?sharpener\b/) },
   { name: 'hit_self', kind: 'self_harm', confidence: 0.85,
     pattern: new RegExp(`\\b(?:punch|punched|punching|hit|hitting|slap|slapping|slapped|smack|smacking|smacked) ${SELF} (?:in the|on the|so hard|until|when|whenever|every time|again)\\b|\\bgave ${SELF} (?:a )?(?:black eye|bruises?|concussion|scars?)\\b|\\bbang(?:ing|ed)? my head (?:against|on|into) (?:the |a )?(?:wall|floor|door|desk)\\b.{0,200}\\b(?:until i (?:get dizzy|am dizzy|bleed|pass out|see stars|black out)|so hard (?:it|that i) (?:bled|bruised)|on purpose)\\b`) },
   { name: 'punish_body', kind: 'self_harm', confidence: 0.8,
@@ -293,10 +296,10 @@ const RULES: readonly Rule[] = [
     pattern: /\bif i (?:got|get|was|were) (?:hit|run over|killed) by (?:a |the )?(?:bus|car|truck|train|lorry)\b.{0,200}\b(?:relieved|relief|would not (?:even )?(?:try to )?(?:move|care|mind)|fine with (?:it|that))\b/ },
   { name: 'ingest_to_hurt', kind: 'self_harm', confidence: 0.9,
     pattern: /\b(?:drank|drink|drinking|swallowed|swallow|swallowing) (?:some |a (?:bit|cup|glass|capful) of )?(?:bleach|detergent|drain cleaner|antifreeze|broken glass|batteries|rat poison|laundry pods?)\b/ },
-  { name: 'tool_on_body', kind: 'self_harm', confidence: 0.9,
-    pattern: new RegExp(`\\b(?:used|use|using) (?:a |the |my )?(?:razor|blade|knife|lighter|scissors|compass|pin|broken glass) on (?:${SELF}|my (?:thighs?|hips?|wrists?|arms?|stomach|skin))\\b`) },
   { name: 'wound_self', kind: 'self_harm', confidence: 0.85,
-    pattern: /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror)\b.{0,200}\b(?:until|kept going until|till) my (?:knuckles|hands?|fists?) (?:cracked|bled|broke|bleed|break|bruised|split)\b|\b(?:bite|biting|bit|pinch|pinching|pinched)(?: and (?:bite|biting|pinch|pinching|scratch|scratching))? my (?:arms?|hands?|wrists?|thighs?)\b.{0,200}\b(?:marks?|bleed|bled|bruises?|hard|until)\b|\b(?:pull|pulled|pulling|rip|ripped|ripping|tore|tearing) (?:out )?(?:\w+ ){0,4}my hair\b.{0,200}\b(?:deserved?|punish|to hurt|to feel)\b|\bdeserved? to (?:hurt|suffer|feel pain|bleed)\b|\b(?:my |the )?cuts (?:are|were|got|keep getting) (?:deeper|worse|bigger)\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh |new )?(?:cuts|burns) on my\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh|new) (?:cuts|burns|marks)\b/ },
+    pattern: anyOf(
+      /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror)\b.{0,200}\b(?:until|kept going until|till) my (?:knuckles|hands?|fists?) (?:cracked|bled|broke|bleed|break|bruised|split)\b|\b(?:bite|biting|bit|pinch|pinching|pinched)(?: and (?:bite|biting|pinch|pinching|scratch|scratching))? my (?:arms?|hands?|wrists?|thighs?)\b.{0,200}\b(?:marks?|bleed|bled|bruises?|hard|until)\b|\b(?:pull|pulled|pulling|rip|ripped|ripping|tore|tearing) (?:out )?(?:\w+ ){0,4}my hair\b.{0,200}\b(?:deserved?|punish|to hurt|to feel)\b|\bdeserved? to (?:hurt|suffer|feel pain|bleed)\b|\b(?:my |the )?cuts (?:are|were|got|keep getting) (?:deeper|worse|bigger)\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh |new )?(?:cuts|burns) on my\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh|new) (?:cuts|burns|marks)\b/,
+      /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror|window)\b.{0,200}\b(?:on purpose|so my (?:knuckles|hands?|fists?) (?:would|will|could) (?:split|break|bleed|crack))\b/) },
   // Round 13 (the third blind set, once measured): passive wishes, means described rather than named,
   // lethality in everyday words, and non-native phrasing.
   { name: 'fine_if_gone', kind: 'suicidal_intent', confidence: 0.8,
@@ -313,8 +316,6 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:swerve|swerving|steer|steering|drive|driving) into (?:a |the |an )?(?:oncoming )?(?:truck|lorry|bus|tree|wall|barrier|traffic)\b.{0,200}\b(?:hard not to|on purpose|almost did|tempted)\b|\b(?:letting go of|let go of) the (?:steering )?wheel\b.{0,200}\b(?:swerv|crash|into (?:a|the) (?:truck|tree|wall))/ },
   { name: 'ligature_test', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:tied|tie|tying|hung|hang|hanging) (?:a |the |my )?(?:belt|rope|cord|scarf|sheet|cable|noose)\b.{0,200}\b(?:hold my weight|around my neck)\b/ },
-  { name: 'walk_in_not_back', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\bwalk(?:ing)? in(?:to it| tonight| today)?\b.{0,200}\bnot (?:coming|come) back\b/ },
   { name: 'unalive_thoughts', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\bunalive (?:thoughts|ideation|urges)\b/ },
   // Round 14 (the fourth blind set, once measured): means and places described, concealment, and wishes
@@ -326,17 +327,15 @@ const RULES: readonly Rule[] = [
   { name: 'on_purpose_unnoticed', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:tell|know|find out|figure out) if (?:an? |the |my )?(?:overdose|death|crash|fall) (?:was|is) (?:on purpose|deliberate|intentional)\b|\b(?:exhaust|car|engine|charcoal|generator)\b.{0,200}\b(?:closed|shut|sealed) (?:garage|room|car)\b.{0,200}\b(?:work|how long|painless|quick)\b/ },
   { name: 'walk_in', kind: 'suicidal_intent', confidence: 0.8,
-    pattern: /\b(?:thinking about|think about|going to|want to) walk(?:ing)? in(?:to (?:the|it) \w+)?(?=\s*(?:[.!?,;]|$|tonight\b|and\b))/ },
+    pattern: anyOf(
+      /\b(?:thinking about|think about|going to|want to) walk(?:ing)? in(?:to (?:the|it) \w+)?(?=\s*(?:[.!?,;]|$|tonight\b|and\b))/,
+      /\bwalk(?:ing)? in(?:to it| tonight| today)?\b.{0,200}\bnot (?:coming|come) back\b/) },
   { name: 'means_laid_out', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:pills|tablets|meds) (?:are |is )?(?:all |already )*(?:lined up|counted out|laid out) (?:on|in|next to|beside) my\b/ },
-  { name: 'blade_used', kind: 'self_harm', confidence: 0.9,
-    pattern: /\bhow deep (?:i would|i) (?:have|need) to (?:go|cut)\b|\b(?:blades?|razors?|knife|lighter|scissors|glass)\b.{0,200}\bused (?:it|them|one) (?:\w+ ){0,3}on (?:my ?self|my (?:thighs?|arms?|forearms?|wrists?|hips?|ankles?|stomach|skin|legs?))\b|\b(?:blade|razor) out of (?:a |my |the )?(?:pencil )?sharpener\b/ },
   { name: 'hide_marks', kind: 'self_harm', confidence: 0.8,
     pattern: /\b(?:hide|hiding|cover|covering|cover up) (?:the |my |these |fresh |new )*(?:scratches|cuts|burns) on my (?:arms?|forearms?|wrists?|thighs?|legs?|stomach|hips?|ankles?)\b/ },
   { name: 'punish_by_starving', kind: 'self_harm', confidence: 0.8,
     pattern: /\b(?:starve|starving) my ?self\b.{0,200}\b(?:as (?:a )?punishment|to punish)\b|\bmake my ?self throw up\b.{0,200}\b(?:as (?:a )?punishment|to punish)\b/ },
-  { name: 'punch_to_break', kind: 'self_harm', confidence: 0.85,
-    pattern: /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror|window)\b.{0,200}\b(?:on purpose|so my (?:knuckles|hands?|fists?) (?:would|will|could) (?:split|break|bleed|crack))\b/ },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
     pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming|burning|hitting|starving|scratching) (?:himself|herself|themselves)\b|\b(?:going|wants?|planning|plans|trying|tried|threatening|threatened) to take (?:his|her|their) (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a)\b)|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b|\b(?:he|she|they) (?:just )?(?:took|swallowed|has taken|have taken|drank) (?:a whole bottle|all (?:of )?(?:her|his|their) (?:pills|meds)|a bunch of pills|too many pills|an overdose)\b/ },
@@ -384,6 +383,9 @@ const CONTEXTUAL: readonly Rule[] = [
     unless: anyOf(SAFE_PLACE, /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b|\b(?:song|title|album|lyrics|band|episode|theme song)\b|\b(?:\w+'s|his|her|their) suicide\b|\bdifference between suicide\b/) },
 ];
 
+/** A day or night named as the one: "friday is the day", "tonight I'm going to do it". */
+const WHEN = '(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend)';
+
 /** Warning signs that are too common to decide alone; two of them together do. */
 const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'cannot_take_it', pattern: /\bcannot (?:take|handle|do|bear|stand) (?:it|this|any of this|life)(?: anymore| any more| any longer)\b|\bi cannot anymore\b/ },
@@ -402,13 +404,13 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'will', pattern: /\b(?:writing|wrote|write|made|making|updated|updating|finished) (?:my|a) (?:will|testament)\b/ },
   { name: 'giving_away', pattern: /\b(?:gave|giving|give) away (?:all )?(?:of )?my (?:stuff|things|belongings|possessions|guitar|books|clothes|records|games|art)\b|\b(?:gave|giving|give|rehomed|rehoming|rehome) (?:away )?my (?:dog|cat|pets?|guitar|stuff|things|belongings|possessions|clothes|books) (?:away|to)\b/ },
   { name: 'note_left', pattern: /\b(?:wrote|written|left|leaving|writing) (?:a |my )?(?:note|letter)s? (?:for|to) (?:my )?(?:parents|family|mom|mum|dad|kids|children|wife|husband|partner|sister|brother|friends)\b/ },
-  { name: 'the_night', pattern: /\b(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend)(?: is|'s) the (?:night|day)\b|\b(?:today|tonight|tomorrow) is my last (?:day|night)(?=\s*(?:[.!?,;]|$|and\b|i decided\b))/ },
+  { name: 'the_night', pattern: new RegExp(`\\b${WHEN}(?: is|'s) the (?:night|day)\\b|\\b(?:today|tonight|tomorrow) is my last (?:day|night)(?=\\s*(?:[.!?,;]|$|and\\b|i decided\\b))`) },
   { name: 'decided', pattern: /\bi (?:have )?(?:decided|made up my mind)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'after_gone', pattern: /\b(?:after|when|once|before) i am (?:gone|dead|not here)\b|\bbefore i (?:go|leave|die)(?=\s*(?:[.!?,;]|$))/ },
   { name: 'affairs_in_order', pattern: /\b(?:wrote down|left|leaving|writing down) (?:all )?my passwords\b|\bcancell?(?:ed|ing) my (?:phone|contracts?|subscriptions?|lease|gym membership)\b|\b(?:gave|giving) (?:all )?my \w+ (?:and my \w+ )?to (?:my |a )?\w+\b.{0,200}\b(?:over|peaceful|settled|ready|before i)\b|\bpaid off (?:the|my) (?:credit card|debts?|loans?)\b|\b(?:everything|all) (?:is|has been) (?:settled|sorted|taken care of|in order)\b|\bnothing left (?:for me )?to (?:sort out|arrange|do)\b/ },
   { name: 'found_after', pattern: /\bwhere (?:they|she|he|someone) (?:will|would|can|could) find (?:it|them|me)\b|\bfind (?:it|them|me) after(?=\s*(?:[.!?,;]|$))/ },
   { name: 'farewell_words', pattern: /\bsorry for everything\b|\byou (?:were|have been) (?:a |the )?(?:good|great|best|true|real) (?:friend|person|mom|mum|dad|brother|sister)\b/ },
-  { name: 'do_it_now', pattern: /\b(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend) i am (?:finally )?going to do it\b/ },
+  { name: 'do_it_now', pattern: new RegExp(`\\b${WHEN} i am (?:finally )?going to do it\\b`) },
   { name: 'almost_over', pattern: /\b(?:it is|its|it will be|everything is|it will all be) (?:almost|nearly|finally|soon) over\b/ },
   { name: 'if_gone', pattern: /\bif i (?:disappear|die|am gone|do not come back|do not make it)(?: tomorrow| tonight| soon)?\b/ },
   { name: 'not_needing', pattern: /\b(?:will not|am not going to) be needing (?:them|it|these|those|my \w+)(?=\s*(?:[.!?,;]|$|anymore\b))/ },

@@ -4,16 +4,17 @@
  * A batch closes when it is full (maxBatchSize texts, or maxBatchTokens padded tokens = texts x longest
  * estimated length), when its oldest text has waited maxWaitMs, or at once when no batch is running:
  * waiting while the engine idles only adds latency (and an idle engine given one batch's worth of 16 or
- * more texts gets it as two halves, so that one is always queued behind the other). At most maxBatchesInFlight batches are handed to the
- * engine at a time; with 2, the next batch is already queued natively while one runs, so the engine never
- * waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
+ * more texts gets it as two halves, so that one is always queued behind the other). At most
+ * maxBatchesInFlight batches are handed to the engine at a time; with 2, the next batch is already queued
+ * natively while one runs, so the engine never waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
  * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
  * similar length within a look-ahead window, which cuts padding without starving anyone (the first
  * text in line, the oldest unless an urgent one is waiting, always goes next). Texts whose caller
  * aborted are dropped before they reach the engine. When the queue holds maxQueue texts, new calls are
- * refused with EngineOverloadedError rather than queued without bound. A call marked urgent (someone is waiting on it before anything else can happen, like the chat
- * turn whose LLM call needs the user's emotions) goes ahead of queued texts and does not wait for a batch
- * to fill; the others keep their order behind it. docs/engine.md explains the defaults.
+ * refused with EngineOverloadedError rather than queued without bound. A call marked urgent (someone is
+ * waiting on it before anything else can happen, like the chat turn whose LLM call needs the user's
+ * emotions) goes ahead of queued texts and does not wait for a batch to fill; the others keep their order
+ * behind it. docs/engine.md explains the defaults.
  */
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
