@@ -11,8 +11,8 @@ import { EMOTIONS } from './emotions.js';
 import type { Scores } from './emotions.js';
 import type { Eq } from './eq.js';
 import type { Trend } from './trajectory.js';
-import { detectCrisis, normalise } from './crisis.js';
-import type { Affect, CrisisSignal } from './crisis.js';
+import { crisisFrom, detectCrisis, normalise, readCrisis } from './crisis.js';
+import type { Affect, CrisisReading, CrisisSignal } from './crisis.js';
 
 export const CONVERSATION_MODES = [
   'crisis_intervention',
@@ -49,6 +49,8 @@ export interface ModeInput {
   trend?: Trend | undefined;
   /** Mean valence of the user's earlier messages in the context. */
   baselineValence?: number | undefined;
+  /** readText(text), when the caller has it already (chat computes it while the engine scores the text). */
+  reading?: TextReading | undefined;
 }
 
 /** How many earlier user messages are checked for a crisis signal. */
@@ -115,23 +117,48 @@ const CUES = {
 /** Distress in the words themselves, for when the emotion model reads a grim sentence as flat. */
 const DISTRESS_WORDS = /\b(?:pain|painful|suffering|suffer|hurt|hurts|hurting|tired|exhausted|hopeless|worthless|alone|lonely|empty|numb|miserable|hate my life|hate myself|cannot take|cannot do this|nobody|no one|sad|depressed|broken|trapped|done with|give up|relief|escape|goodbye|tonight|crying|dark)\b/;
 
+/** What the words of a message say, whatever the emotion model reads in them: no scores needed. */
+export interface TextReading {
+  crisis: CrisisReading;
+  /** DISTRESS_WORDS occur: opens the affect-gated crisis rules even when the model reads the text as flat. */
+  distressWords: boolean;
+  cues: Record<keyof typeof CUES, boolean>;
+  question: boolean;
+}
+
+export function readText(text: string): TextReading {
+  const t = normalise(text);
+  return {
+    crisis: readCrisis(t),
+    distressWords: DISTRESS_WORDS.test(t),
+    cues: {
+      distress: CUES.distress.test(t),
+      anger: CUES.anger.test(t),
+      celebration: CUES.celebration.test(t),
+      curiosity: CUES.curiosity.test(t),
+      task: CUES.task.test(t),
+    },
+    question: /\?\s*$/.test(t),
+  };
+}
+
 /**
  * Whether the text reads as distressed, which enables the affect-gated crisis rules: the emotion model
  * says so, or the words do. Erring towards "yes" is deliberate (see crisis.ts).
  */
-export function affectOf(text: string, scores: Scores, eq: Eq): Affect {
+export function affectOf(reading: TextReading, scores: Scores, eq: Eq): Affect {
   const neg = scores.raw.sadness + scores.raw.fear + scores.raw.anger;
   const pos = scores.raw.joy + scores.raw.love;
   const model = neg >= 0.45 || neg > pos + 0.1 || eq.valence <= -0.2;
   // A grim statement of fact ("I have a rope ready") reads flat: no emotion stands out and joy and love
   // do not dominate. Flat counts as distressed here; only a clearly positive reading closes the gate.
   const flat = Math.max(...EMOTIONS.map((e) => scores.raw[e])) < 0.4 && pos < 0.5;
-  return { negative: model || flat || DISTRESS_WORDS.test(normalise(text)) };
+  return { negative: model || flat || reading.distressWords };
 }
 
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */
-export function crisisOf(input: Pick<ModeInput, 'text' | 'scores' | 'eq' | 'earlierUserTexts'>): CrisisSignal | undefined {
-  const now = detectCrisis(input.text, affectOf(input.text, input.scores, input.eq));
+export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUserTexts'>, reading: TextReading): CrisisSignal | undefined {
+  const now = crisisFrom(reading.crisis, affectOf(reading, input.scores, input.eq));
   if (now) return now;
   let best: CrisisSignal | undefined;
   input.earlierUserTexts.slice(0, CRISIS_LOOKBACK).forEach((t, i) => {
@@ -144,35 +171,35 @@ export function crisisOf(input: Pick<ModeInput, 'text' | 'scores' | 'eq' | 'earl
 }
 
 /** The score of every non-crisis mode, each roughly in [0, 1]. */
-export function modeScores(input: ModeInput): Record<Exclude<ConversationModeName, 'crisis_intervention'>, number> {
+export function modeScores(input: ModeInput, reading: TextReading): Record<Exclude<ConversationModeName, 'crisis_intervention'>, number> {
   const { scores: s, eq } = input;
-  const t = normalise(input.text);
-  const cue = (re: RegExp) => (re.test(t) ? 1 : 0);
-  const question = /\?\s*$/.test(t) ? 1 : 0;
+  const cue = (name: keyof typeof CUES) => (reading.cues[name] ? 1 : 0);
+  const question = reading.question ? 1 : 0;
   const declining = input.trend?.direction === 'declining' ? 1 : 0;
   const improving = input.trend?.direction === 'improving' ? 1 : 0;
   const lowBaseline = input.baselineValence !== undefined && input.baselineValence < -0.2 ? 1 : 0;
   const neg = Math.max(0, -eq.valence);
   const pos = Math.max(0, eq.valence);
-  const angerCue = cue(CUES.anger);
+  const angerCue = cue('anger');
   return {
     emotional_support:
-      0.45 * (s.raw.sadness + s.raw.fear) + 0.25 * neg + 0.3 * cue(CUES.distress) + 0.1 * declining + 0.1 * lowBaseline,
+      0.45 * (s.raw.sadness + s.raw.fear) + 0.25 * neg + 0.3 * cue('distress') + 0.1 * declining + 0.1 * lowBaseline,
     de_escalation: 0.5 * s.raw.anger + 0.35 * angerCue + 0.15 * eq.arousal * (s.raw.anger >= 0.3 || angerCue ? 1 : 0),
-    celebratory: 0.3 * (s.raw.joy + s.raw.love) * eq.intensity + 0.2 * pos + 0.4 * cue(CUES.celebration) + 0.05 * improving,
-    exploratory: 0.2 * eq.wonderIndex + 0.1 * s.raw.surprise + 0.35 * cue(CUES.curiosity) + 0.1 * question,
-    informational: 0.3 + 0.15 * s.sub.neutral + 0.15 * cue(CUES.task) + 0.05 * question,
+    celebratory: 0.3 * (s.raw.joy + s.raw.love) * eq.intensity + 0.2 * pos + 0.4 * cue('celebration') + 0.05 * improving,
+    exploratory: 0.2 * eq.wonderIndex + 0.1 * s.raw.surprise + 0.35 * cue('curiosity') + 0.1 * question,
+    informational: 0.3 + 0.15 * s.sub.neutral + 0.15 * cue('task') + 0.05 * question,
   };
 }
 
 export function decideMode(input: ModeInput): ConversationMode {
-  const crisis = crisisOf(input);
+  const reading = input.reading ?? readText(input.text);
+  const crisis = crisisOf(input, reading);
   if (crisis) {
     const base = STRATEGIES.crisis_intervention;
     const approach = crisis.kind === 'self_harm' ? SELF_HARM_APPROACH : crisis.kind === 'third_party' ? THIRD_PARTY_APPROACH : base.approach;
     return { mode: 'crisis_intervention', confidence: round2(crisis.confidence), responseStrategy: { tone: base.tone, approach }, crisis };
   }
-  const scores = modeScores(input);
+  const scores = modeScores(input, reading);
   const entries = Object.entries(scores) as Array<[Exclude<ConversationModeName, 'crisis_intervention'>, number]>;
   let best = entries[0]!;
   for (const e of entries) if (e[1] > best[1]) best = e;

@@ -486,27 +486,47 @@ export function normalise(text: string): string {
 }
 
 /**
- * The strongest crisis signal in one text, or undefined. `affect` (the emotion model's reading, see
- * conversation-mode.ts) enables the tier-3 rules; without it, tiers 1 and 2 and the soft signs count.
+ * What each tier finds in one normalised text, before the emotion model's reading is known (chat reads
+ * the words while the engine scores them). `contextual` and `soft` are only looked for when no decisive
+ * phrasing is found, and `contextual` only when `withContextual` is set.
  */
-export function detectCrisis(text: string, affect?: Affect): CrisisSignal | undefined {
-  if (!text) return undefined;
-  const t = normalise(text);
-  let best: CrisisSignal | undefined;
-  const consider = (rules: readonly Rule[]) => {
+export interface CrisisReading {
+  direct: CrisisSignal | undefined;
+  contextual: CrisisSignal | undefined;
+  soft: CrisisSignal | undefined;
+}
+
+export function readCrisis(normalised: string, withContextual = true): CrisisReading {
+  const reading: CrisisReading = { direct: undefined, contextual: undefined, soft: undefined };
+  if (!normalised) return reading;
+  const t = normalised;
+  const strongest = (rules: readonly Rule[]) => {
+    let best: CrisisSignal | undefined;
     for (const r of rules) {
       if ((!best || r.confidence > best.confidence) && r.pattern.test(t) && !r.unless?.test(t)) {
         best = { kind: r.kind, confidence: r.confidence, rule: r.name };
       }
     }
+    return best;
   };
-  consider(RULES);
-  if (!best && deathWish(t)) best = { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' };
-  if (!best && affect?.negative) consider(CONTEXTUAL);
-  if (best) return best;
+  reading.direct = strongest(RULES) ?? (deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined);
+  if (reading.direct) return reading;
+  if (withContextual) reading.contextual = strongest(CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));
-  if (soft.length >= 2) {
-    return { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
-  }
-  return undefined;
+  if (soft.length >= 2) reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
+  return reading;
+}
+
+/** The signal a reading gives once the text's affect is known: tier-3 rules count only for a distressed text. */
+export function crisisFrom(reading: CrisisReading, affect?: Affect): CrisisSignal | undefined {
+  return reading.direct ?? (affect?.negative ? reading.contextual : undefined) ?? reading.soft;
+}
+
+/**
+ * The strongest crisis signal in one text, or undefined. `affect` (the emotion model's reading, see
+ * conversation-mode.ts) enables the tier-3 rules; without it, tiers 1 and 2 and the soft signs count.
+ */
+export function detectCrisis(text: string, affect?: Affect): CrisisSignal | undefined {
+  if (!text) return undefined;
+  return crisisFrom(readCrisis(normalise(text), affect?.negative === true), affect);
 }

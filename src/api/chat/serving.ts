@@ -17,7 +17,7 @@ import { round4 } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
 import { aggregateState, baselineOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
-import { CRISIS_LOOKBACK, decideMode } from '../../core/conversation-mode.js';
+import { CRISIS_LOOKBACK, decideMode, readText } from '../../core/conversation-mode.js';
 import type { ConversationMode } from '../../core/conversation-mode.js';
 import { guidanceText, withGuidance } from '../../core/guidance.js';
 import type { StoredMessage } from '../../store/context-store.js';
@@ -132,11 +132,17 @@ class ChatTurn {
   /** Score the latest user message and read the context (in parallel), then decide the mode. */
   async #analyseUser(): Promise<UserAnalysis> {
     const { service } = this.deps;
-    const [[own], prior] = await Promise.all([
+    const scoring = Promise.all([
       // With guidance, the LLM call waits on this score: it jumps the engine's queue.
       service.score([this.#userText], this.ctx.signal, this.req.guidance),
       this.req.contextId === undefined ? undefined : service.history(this.req.contextId),
     ]);
+    scoring.catch(() => {}); // awaited below; a failure must not count as unhandled while the words are read
+    // The words need no scores: read them while the engine scores the text. The batcher hands the text to
+    // the engine on the loop's next turn, so yield to it first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const reading = readText(this.#userText);
+    const [[own], prior] = await scoring;
     const scores = own!;
     const baselineDiscovery = prior && prior.length >= 3 ? baselineOf(prior)?.averageDiscovery : undefined;
     const storedEq = computeEq(scores, this.req.eq, baselineDiscovery);
@@ -156,6 +162,7 @@ class ChatTurn {
       earlierUserTexts: this.#earlierUserTexts(priorUser),
       trend,
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
+      reading,
     });
     return { reported, stored, mode, trend };
   }
