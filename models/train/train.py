@@ -33,6 +33,7 @@ import data  # noqa: E402
 import export  # noqa: E402
 import metrics  # noqa: E402
 import teachers  # noqa: E402
+from compact import CompactNet, check as check_compact  # noqa: E402
 from fit import Encoder, Row, fit, pad, predict  # noqa: E402
 from model import Branch, EmotionNet, Ensemble, BRANCH_DEFAULTS, OUT_SIZES  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
@@ -304,7 +305,11 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     if os.path.abspath(args.out) != os.path.abspath(OUT):
         shutil.copyfile(os.path.join(OUT, "tokenizer.json"), os.path.join(args.out, "tokenizer.json"))
-    export.export_onnx(net, os.path.join(args.out, "model.onnx"))
+    compact = CompactNet(net).eval()
+    worst = check_compact(net, compact, [t for t, _ in corpora.dair("val")][:500], enc)
+    if worst > 1e-5:
+        sys.exit(f"the compact graph differs from the trained network by {worst:.2e}")
+    export.export_onnx(compact, os.path.join(args.out, "model.onnx"))
     seconds = round(time.time() - T0)
     export.write_manifest(args.out, args.version, tok.max_length, names, thresholds, metrics_out, extra={
         "training": {"command": " ".join(["/usr/bin/python3", "models/train/train.py"] + sys.argv[1:]),

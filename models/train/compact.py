@@ -1,0 +1,193 @@
+"""The graph Sentio ships: EmotionNet's arithmetic, exported as fewer ONNX Runtime kernels.
+
+    /usr/bin/python3 models/train/compact.py [--model models/emotion/model.onnx] [--out PATH]
+
+re-lays an exported model (its weights read back from the ONNX file), checks that every output matches
+the original within 1e-5 on dair-ai val texts in mixed-length batches, and updates manifest.json's
+checksum. train.py exports through CompactNet too.
+
+Why: for one text, a run of EmotionNet's own export was mostly kernel launches (204 of them), not
+arithmetic, and a chat turn scores two single texts. Per branch, the three window lookups (each a
+Gather, Gather, Cast, Mul) become one over all windows, and the zero row that padding reads is one Pad
+instead of four shape operators; the packing and window ids are computed once for all branches: 155
+kernels. The outputs are the same to the bit on dair-ai val. Stacking the branches into batched
+matrix products (fewer kernels still) was slower: ONNX Runtime prepacks only 2-D constant weights.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(__file__))
+from model import Branch, EmotionNet  # noqa: E402
+
+KERNEL = 3
+
+
+def quantise_rows(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """int8 rows with one float scale per row (export.embeddings_to_int8's rule, so re-quantising an
+    already quantised table gives the same bytes)."""
+    arr = table.detach().numpy().astype(np.float32)
+    scale = np.abs(arr).max(axis=1, keepdims=True) / 127.0
+    scale[scale == 0] = 1.0
+    q = np.clip(np.round(arr / scale), -127, 127).astype(np.int8)
+    return torch.from_numpy(q), torch.from_numpy(scale.astype(np.float32))
+
+
+class Lean(nn.Module):
+    """One branch as few kernels: the three window lookups as one, the zero row for padding as one Pad,
+    the branch's own Linear layers (so ONNX Runtime runs them as prepacked Gemm, ReLU fused)."""
+
+    def __init__(self, branch: Branch):
+        super().__init__()
+        assert branch.kernel == KERNEL
+        q, scale = quantise_rows(branch.embed.weight)
+        self.register_buffer("q", q)  # [V, D] int8
+        self.register_buffer("scale", scale)  # [V, 1]
+        self.conv, self.attn, self.mlp = branch.conv, branch.attn, branch.mlp
+
+    def forward(self, win: torch.Tensor, inv: torch.Tensor, b: int, t: int, keep: torch.Tensor,
+                count: torch.Tensor) -> torch.Tensor:
+        """win [N, 3] window ids of the real tokens; inv [B*T] packed row of each position (N for
+        padding); keep [B, T, 1] bool; count [B, 1] real tokens per text."""
+        flat = win.reshape(-1)
+        e = self.q.index_select(0, flat).to(torch.float32) * self.scale.index_select(0, flat)  # [3N, D]
+        rows = torch.relu(self.conv(e.reshape(win.shape[0], -1)))  # [N, C]: each row [E(w0) | E(w1) | E(w2)]
+        rows = nn.functional.pad(rows, (0, 0, 0, 1))  # the zero row that padded positions read
+        h = rows.index_select(0, inv).reshape(b, t, -1)  # [B, T, C]
+        pooled = [h.amax(dim=1), h.sum(dim=1) / count]
+        weights = torch.softmax(torch.where(keep, self.attn(h), torch.tensor(-1e4)), dim=1)  # [B, T, heads]
+        pooled.append(torch.bmm(weights.transpose(1, 2), h).flatten(1))
+        return self.mlp(torch.cat(pooled, dim=1))
+
+
+class CompactNet(nn.Module):
+    """EmotionNet's outputs from Lean branches, with the packing and window ids computed once."""
+
+    def __init__(self, net: EmotionNet):
+        super().__init__()
+        self.six = nn.ModuleList(Lean(m) for m in net.six.members)
+        self.sub = Lean(net.branches["sub"])
+        self.va = Lean(net.branches["va"])
+        self.va_bag = net.va_bag
+        self.register_buffer("va_mix", net.va_mix.clone())
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+        b, t = input_ids.shape
+        mask = attention_mask.to(torch.float32)  # [B, T]
+        live = attention_mask.reshape(-1) > 0
+        idx = torch.nonzero(live).reshape(-1)  # real tokens, in order
+        inv = torch.where(live, torch.cumsum(live.to(torch.int64), dim=0) - 1, idx.shape[0])
+        # window ids: position p (text p // T) sits at p + 2 (p // T) + 1 in the [B, T + 2] zero-padded ids
+        padded = nn.functional.pad(input_ids * attention_mask, (1, 1)).reshape(-1)
+        base = idx + 2 * torch.div(idx, t, rounding_mode="trunc")
+        win = padded.index_select(0, (base.unsqueeze(1) + torch.arange(KERNEL)).reshape(-1)).reshape(-1, KERNEL)
+        keep = (attention_mask > 0).unsqueeze(2)  # [B, T, 1]
+        count = mask.sum(dim=1, keepdim=True).clamp(min=1.0)  # [B, 1]
+
+        probs = [torch.softmax(m(win, inv, b, t, keep, count), dim=1) for m in self.six]
+        six = torch.stack(probs, dim=0).mean(dim=0)
+        sub = torch.sigmoid(self.sub(win, inv, b, t, keep, count))
+        z = self.va(win, inv, b, t, keep, count)
+        net_va = torch.cat([torch.tanh(z[:, :1]), torch.sigmoid(z[:, 1:])], dim=1)
+        bag_va = self.va_bag(input_ids, mask.unsqueeze(1))
+        va = self.va_mix * bag_va + (1 - self.va_mix) * net_va
+        va = torch.cat([va[:, :1].clamp(-1.0, 1.0), va[:, 1:].clamp(0.0, 1.0)], dim=1)
+        return six, sub, va
+
+
+def net_from_onnx(path: str) -> EmotionNet:
+    """An EmotionNet holding the weights of an exported model (int8 embeddings dequantised)."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(path)
+    w = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in m.graph.initializer}
+    # attention weights were renamed at export (ONNX MatMul operands); find them by the node that reads them
+    for node in m.graph.node:
+        if node.op_type == "MatMul" and node.name.endswith("/attn/MatMul"):
+            prefix = node.name.strip("/").split("/attn/")[0].replace("/", ".")
+            prefix = {"sub": "branches.sub", "va": "branches.va"}.get(prefix, prefix)
+            w[f"{prefix}.attn.weight"] = w[node.input[1]].T
+    six = sorted({k.split(".")[2] for k in w if k.startswith("six.members.")})
+    vocab = w["va_bag.u"].shape[0]
+
+    def cfg(prefix: str) -> dict:
+        return dict(dim=w[f"{prefix}.embed.weight"].shape[1], channels=w[f"{prefix}.conv.weight"].shape[0],
+                    kernel=w[f"{prefix}.conv.weight"].shape[1] // w[f"{prefix}.embed.weight"].shape[1],
+                    heads=w[f"{prefix}.attn.weight"].shape[0], hidden=w[f"{prefix}.mlp.0.weight"].shape[0])
+
+    config = {"six": cfg("six.members.0"), "sub": cfg("branches.sub"), "va": cfg("branches.va")}
+    net = EmotionNet(vocab, config, six_members=len(six))
+    state = {}
+    for key in net.state_dict():
+        if key.endswith("embed.weight"):
+            state[key] = w[key].to(torch.float32) * w[key + "_scale"]
+        else:
+            state[key] = w[key]
+    net.load_state_dict(state)
+    return net.eval()
+
+
+def check(net: EmotionNet, compact: CompactNet, texts: list[str], enc) -> float:
+    """Largest absolute difference between the two networks' outputs, over batches of mixed lengths
+    (the reference's embeddings rounded to int8 as the compact graph stores them)."""
+    import copy
+
+    from fit import pad
+
+    net = copy.deepcopy(net).eval()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.Embedding):
+                q, scale = quantise_rows(m.weight)
+                m.weight.copy_(q.to(torch.float32) * scale)
+    worst = 0.0
+    with torch.no_grad():
+        for i in range(0, len(texts), 61):  # an odd batch size, so lengths mix differently in each
+            ids, mask = pad([enc(t) for t in texts[i: i + 61]])
+            for a, b in zip(net(ids, mask), compact(ids, mask)):
+                worst = max(worst, float((a - b).abs().max()))
+    return worst
+
+
+def main() -> None:
+    import corpora
+    import export
+    from fit import Encoder
+    from tokenizer import Tokenizer
+
+    here = os.path.join(os.path.dirname(__file__), "..", "emotion")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default=os.path.join(here, "model.onnx"))
+    ap.add_argument("--out", default=None, help="where to write the compact graph (default: replace --model)")
+    args = ap.parse_args()
+    net = net_from_onnx(args.model)
+    compact = CompactNet(net).eval()
+    enc = Encoder(Tokenizer.load(os.path.join(os.path.dirname(args.model), "tokenizer.json")))
+    texts = [t for t, _ in corpora.dair("val")] + ["", "😭😭😭", "I'm NOT happy at all!!!", "x " * 300]
+    worst = check(net, compact, texts, enc)
+    print(f"largest output difference over {len(texts)} texts: {worst:.2e}", flush=True)
+    if worst > 1e-5:
+        sys.exit("the compact graph does not reproduce the model")
+    out = args.out or args.model
+    export.export_onnx(compact, out)
+    manifest_path = os.path.join(os.path.dirname(out), "manifest.json")
+    if os.path.basename(out) == "model.onnx" and os.path.exists(manifest_path):
+        with open(manifest_path, encoding="utf-8") as f:
+            manifest = json.load(f)
+        manifest["files"]["model.onnx"] = export.file_entry(out)
+        with open(manifest_path, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, ensure_ascii=False, indent=2)
+            f.write("\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
