@@ -52,7 +52,9 @@ const DESIRE = '(?:want|wants|wanted|wanting|wish|wishes|wishing|ready|tempted|n
  * in their care, a policy question, recovery years on; and nothing in the text about now. Only the rules
  * that fire on the bare topic words (self_harm, suicidal, suicide_mentioned) defer to it.
  */
-const SAFE_PLACE = /^(?!.*\b(?:again|lately|tonight|right now|these days|this week|anymore|relapse|relapsed|i want|i need to)\b).*(?:\b(?:i am an? |as an? )(?:\w+ )?(?:nurse|doctor|counsell?or|therapist|teacher|moderator|researcher|social worker|volunteer|psychologist|psychiatrist|paramedic|medic)\b.{0,200}\b(?:patients?|students?|clients?|members?|users?|teenagers?|teens|kids|people|someone|risk|class)\b|\bi moderate\b.{0,200}\b(?:members|users|people|someone)\b|\b(?:policy|policies|guidelines?|best practice|protocol|training) (?:for|on|about|when)\b|\b(?:assess|assessing|screen|screening) (?:for )?(?:suicide|self[- ]?harm) risk\b|\b(?:years?|months?) since i (?:last )?(?:self[- ]?harmed|cut|attempted|tried)\b.{0,200}\b(?:doing (?:really )?(?:well|better|great|good)|stable|proud|recovered|recovery)\b|\b(?:stable|clean|recovered|in recovery) for (?:\d+|a few|several|many) (?:years?|months?)\b)/;
+const SAFE_PLACE = /^(?!.*\b(?:again|lately|tonight|right now|these days|this week|anymore|relapse|relapsed|i (?:want|need) to (?:die|hurt|cut|end|kill|disappear|be dead))\b).*(?:\b(?:i am an? |as an? )(?:\w+ )?(?:nurse|doctor|counsell?or|therapist|teacher|moderator|researcher|social worker|volunteer|psychologist|psychiatrist|paramedic|medic)\b.{0,200}\b(?:patients?|students?|clients?|members?|users?|teenagers?|teens|kids|people|someone|risk|class)\b|\bi moderate\b.{0,200}\b(?:members|users|people|someone)\b|\b(?:policy|policies|guidelines?|best practice|protocol|training) (?:for|on|about|when)\b|\b(?:assess|assessing|screen|screening) (?:for )?(?:suicide|self[- ]?harm) risk\b|\b(?:years?|months?) since i (?:last )?(?:self[- ]?harmed|cut|attempted|tried)\b.{0,200}\b(?:doing (?:really )?(?:well|better|great|good)|stable|proud|recovered|recovery)\b|\b(?:stable|clean|recovered|in recovery) for (?:\d+|a few|several|many) (?:years?|months?)\b|\b(?:attempted|tried|self[- ]?harmed|cut)\b.{0,200}\b(?:\d+|many|several|a few|ten|twenty) years ago\b.{0,200}\b(?:today|now) i am\b|\b(?:it has been|been) (?:\d+|many|several|a few|ten) years\b.{0,200}\b(?:doing (?:really )?(?:well|better|great|good)|stable|recovered|proud)\b|\b(?:old|healed|faded) (?:self[- ]?harm |cutting )?scars\b|\b(?:icd-?\d*|dsm-?\d*|diagnostic criteria|how does \S+ define)\b|\b(?:evidence|research|studies|literature) (?:on|for|about|behind)\b)/;
+/** Hyperbole about death that says so: "I'll kill myself if this meeting runs over lol", "my phone wants to die". */
+const JOKING_DEATH = /\bkill myself if (?:it|this|that|the|they|i have to|he|she|we|my)\b.{0,200}\b(?:lol|lmao|haha|jk|xd)\b|\b(?:everything i own|my (?:phone|laptop|plants?|basil|car|battery|computer|tv))\b.{0,40}\bwants? to die\b|\bwant to die \(?(?:in )?(?:the best|a good) way\b/;
 /** One pattern that matches where any of `res` does. */
 function anyOf(...res: RegExp[]): RegExp {
   return new RegExp(res.map((r) => `(?:${r.source})`).join('|'));
@@ -68,7 +70,7 @@ const CLAUSE_END = '(?=\\s*(?:[.!?,;:]|$|and\\b|so\\b|because\\b|but\\b|now\\b|t
 /*
  * Gaps inside a rule are written .{0,200}, never .*: a rule's words must meet within 200 characters, so a
  * rule whose first word repeats all through an 8 KB message scans a bounded window from each repeat instead
- * of the rest of the text (the worst case measured on such a message fell from 72 to 26 ms; about 33 ms with the rules of round 14).
+ * of the rest of the text (the worst case measured on such a message fell from 72 to 26 ms; about 40 ms with the rules of round 15, all tiers read).
  */
 /** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
 const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
@@ -80,11 +82,13 @@ const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiti
 const RULES: readonly Rule[] = [
   // "I want to kill myself", "im gonna kms", "unalive myself"
   { name: 'kill_self', kind: 'suicidal_intent', confidence: 0.97,
-    pattern: new RegExp(`\\b(?:kill|killing|killed|unalive|unaliving|off|offing|end|ending|put an end to) ${SELF}\\b(?! (?:laughing|with laughter))`) },
+    pattern: new RegExp(`\\b(?:kill|killing|killed|unalive|unaliving|off|offing|end|ending|put an end to) ${SELF}\\b(?! (?:laughing|with laughter))`),
+    unless: JOKING_DEATH },
   { name: 'kms', kind: 'suicidal_intent', confidence: 0.9, pattern: /\bkms\b/ },
-  { name: 'suicidal', kind: 'suicidal_intent', confidence: 0.95, pattern: /\bsuicidal\b/, unless: SAFE_PLACE },
+  { name: 'suicidal', kind: 'suicidal_intent', confidence: 0.95, pattern: /(?<!\bnon[- ])\bsuicidal\b/, unless: SAFE_PLACE },
   { name: 'suicide_intent', kind: 'suicidal_intent', confidence: 0.95,
-    pattern: /\b(?:commit|committing|attempt|attempted|attempting|consider|considering|contemplat\w*|(?:think|thinking|thought) (?:about|of)|plan|planning|thoughts of|urges? to|want to|tempted to|going to|tried) (?:my |committing |commit )?suicide\b|\bmy suicide\b|\bsuicide (?:is|seems|feels like) (?:my|the) (?:only|best|last) (?:option|way|choice|answer)\b/ },
+    pattern: /\b(?:commit|committing|attempt|attempted|attempting|consider|considering|contemplat\w*|(?:think|thinking|thought) (?:about|of)|plan|planning|thoughts of|urges? to|want to|tempted to|going to|tried) (?:my |committing |commit )?suicide\b|\bmy suicide\b|\bsuicide (?:is|seems|feels like) (?:my|the) (?:only|best|last) (?:option|way|choice|answer)\b/,
+    unless: SAFE_PLACE },
   { name: 'suicide_note', kind: 'suicidal_intent', confidence: 0.95,
     pattern: /\b(?:my|a) (?:suicide|goodbye) (?:note|letter|plan)s?\b|\bsuicide (?:plan|pact)\b|\b(?:letters?|notes?|messages?|texts?)(?: to (?:my |all my |everyone|everybody)?\w*)? (?:saying|to say) goodbye\b/ },
   // "I've written notes for my family", said with nothing after it: the notes people leave behind
@@ -101,7 +105,7 @@ const RULES: readonly Rule[] = [
   // "I want to die", "part of me wants to die", "I just want to be dead"
   { name: 'want_die', kind: 'suicidal_intent', confidence: 0.9,
     pattern: new RegExp(`\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`),
-    unless: HYPERBOLE },
+    unless: anyOf(HYPERBOLE, JOKING_DEATH) },
   { name: 'should_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`\\bshould (?:just |probably |really )?(?:die|be dead|kill myself|not be alive|not exist|not be here|end it)\\b${DIE_IDIOM}`) },
   { name: 'wish_dead', kind: 'suicidal_intent', confidence: 0.9,
@@ -200,7 +204,7 @@ const RULES: readonly Rule[] = [
   { name: 'leave_life', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\b(?:life|living|existence|it all)\b.{0,200}\b(?:ready|want|going|need|about) to leave (?:it|this life|life|this world|it all)(?=\s*(?:[.!?,;]|$|behind\b|now\b|tonight\b))/ },
   { name: 'punish_self', kind: 'self_harm', confidence: 0.85,
-    pattern: new RegExp(`\\bpunish(?:ing|ed)? ${SELF} (?:by|with) (?:not eating|${HARM_ING})\\b`) },
+    pattern: new RegExp(`\\bpunish(?:ing|ed)? ${SELF} (?:by|with) (?:not eating|${HARM_ING}|(?:a |my )?(?:belt|fists?|nails|lighter|blade|razor|ruler|hairbrush))\\b`) },
   // "I hurt myself again last night"; not "hurt myself again at the gym"
   { name: 'hurt_self_again', kind: 'self_harm', confidence: 0.8,
     pattern: new RegExp(`\\b(?:hurt|harmed|cut|burned|burnt) ${SELF} again\\b(?! (?:at|in|on|playing|while|during|lifting|running|skiing|with|when|doing|training)\\b)`) },
@@ -253,7 +257,7 @@ const RULES: readonly Rule[] = [
   { name: 'keep_wounds_open', kind: 'self_harm', confidence: 0.8,
     pattern: /\b(?:picking|pick|picked|reopening|reopen|reopened|tearing|ripping|scratching) (?:at )?(?:open )?my (?:wounds?|scabs?|scars?|cuts?|stitches)\b.{0,200}\b(?:never heal|do not heal|will not heal|cannot heal|on purpose|to feel|to bleed|so they bleed|again)\b/ },
   { name: 'into_the_water', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\b(?:walk|walking|swim|swimming|wade|wading) (?:out )?into the (?:sea|ocean|river|lake|water|waves)\b.{0,200}\b(?:not come back|never come back|not return|never return|and drown|let it take me|until i (?:cannot|sink|drown|disappear|go under)|and keep (?:walking|swimming|going))\b|\bdrown my ?self\b/ },
+    pattern: /\b(?:walk|walking|swim|swimming|wade|wading) (?:out )?into the (?:sea|ocean|river|lake|water|waves)\b.{0,200}\b(?:not come back|never come back|not coming back|never coming back|not return|never return|and drown|let it take me|until i (?:cannot|sink|drown|disappear|go under)|and keep (?:walking|swimming|going))\b|\bdrown my ?self\b/ },
   { name: 'let_me_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`(?<!\\bnot )\\blet me die\\b${DIE_IDIOM}`) },
   // Round 11 (the blind held-out set of round 10, once measured): the act implied by what comes after it,
@@ -295,7 +299,8 @@ const RULES: readonly Rule[] = [
   { name: 'accident_welcome', kind: 'suicidal_intent', confidence: 0.8,
     pattern: /\bif i (?:got|get|was|were) (?:hit|run over|killed) by (?:a |the )?(?:bus|car|truck|train|lorry)\b.{0,200}\b(?:relieved|relief|would not (?:even )?(?:try to )?(?:move|care|mind)|fine with (?:it|that))\b/ },
   { name: 'ingest_to_hurt', kind: 'self_harm', confidence: 0.9,
-    pattern: /\b(?:drank|drink|drinking|swallowed|swallow|swallowing) (?:some |a (?:bit|cup|glass|capful) of )?(?:bleach|detergent|drain cleaner|antifreeze|broken glass|batteries|rat poison|laundry pods?)\b/ },
+    pattern: /\b(?:drank|drink|drinking|swallowed|swallow|swallowing) (?:some |a (?:bit|cup|glass|capful) of )?(?:bleach|detergent|drain cleaner|antifreeze|broken glass|batteries|rat poison|laundry pods?)\b/,
+    unless: /\b(?:as an insult|an insult|why do people (?:tell|say)|people (?:tell|say) to|comment section|meme)\b/ },
   { name: 'wound_self', kind: 'self_harm', confidence: 0.85,
     pattern: anyOf(
       /\b(?:punch|punched|punching|hit|hitting) (?:the |a )?(?:wall|door|mirror)\b.{0,200}\b(?:until|kept going until|till) my (?:knuckles|hands?|fists?) (?:cracked|bled|broke|bleed|break|bruised|split)\b|\b(?:bite|biting|bit|pinch|pinching|pinched)(?: and (?:bite|biting|pinch|pinching|scratch|scratching))? my (?:arms?|hands?|wrists?|thighs?)\b.{0,200}\b(?:marks?|bleed|bled|bruises?|hard|until)\b|\b(?:pull|pulled|pulling|rip|ripped|ripping|tore|tearing) (?:out )?(?:\w+ ){0,4}my hair\b.{0,200}\b(?:deserved?|punish|to hurt|to feel)\b|\bdeserved? to (?:hurt|suffer|feel pain|bleed)\b|\b(?:my |the )?cuts (?:are|were|got|keep getting) (?:deeper|worse|bigger)\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh |new )?(?:cuts|burns) on my\b|\bhid(?:e|ing) (?:the |my |these )?(?:fresh|new) (?:cuts|burns|marks)\b/,
@@ -336,9 +341,38 @@ const RULES: readonly Rule[] = [
     pattern: /\b(?:hide|hiding|cover|covering|cover up) (?:the |my |these |fresh |new )*(?:scratches|cuts|burns) on my (?:arms?|forearms?|wrists?|thighs?|legs?|stomach|hips?|ankles?)\b/ },
   { name: 'punish_by_starving', kind: 'self_harm', confidence: 0.8,
     pattern: /\b(?:starve|starving) my ?self\b.{0,200}\b(?:as (?:a )?punishment|to punish)\b|\bmake my ?self throw up\b.{0,200}\b(?:as (?:a )?punishment|to punish)\b/ },
+  // Round 15 (the fifth blind set, once measured): heights and trains described by their details, doses
+  // and means asked about for oneself, self-harm by act or object, and plans told to a bot.
+  { name: 'edge_details', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:bridge|ledge|roof|rooftop|top floor|parking garage|car park|cliff|balcony|overpass)\b.{0,200}\b(?:(?:decide|deciding|decided) (?:whether|if) (?:or not )?to (?:go over(?=\s*(?:[.!?,;]|$|the (?:edge|side|rail|railing)\b))|jump|step off|let go)|(?:no|without a|has no) (?:fence|railing|barrier|net)\b.{0,200}\bi know\b|i know (?:exactly )?which (?:corner|side|spot|part) has no (?:fence|railing|barrier|net))/ },
+  { name: 'train_timetable', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:express|freight|fast|non-stop|nonstop) train\b.{0,200}\bdoes not stop\b.{0,200}\bi know (?:exactly )?(?:what|which) time it (?:passes|comes through|goes through)\b/ },
+  { name: 'holds_my_weight', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:rope|beam|belt|cord|cable|noose|hook|rail)\b.{0,200}\b(?:hold|support|take) (?:someone|somebody|a person|a grown man|a grown woman|me) (?:of |at )?(?:my|your|that) (?:weight|size)\b/,
+    unless: /\b(?:climb|climbing|hammock|swing|tree ?house|zip ?line|pull-?ups?|gym|boat|tow|towing|rappel|abseil|belay|tire|tyre)\w*\b/ },
+  { name: 'dose_would_do_it', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bhow (?:much|many) (?:of (?:my|the|her|his) )?(?:insulin|pills|tablets|paracetamol|tylenol|acetaminophen|sleeping pills|morphine|oxy\w*|fentanyl|heroin|medication|meds|potassium|antifreeze|painkillers|benzos|xanax) (?:would|will|it would take to|it takes to) do it\b|\b(?:what|wat|wht) happens if (?:you|i|someone|a person) (?:take|took|swallow|swallowed|down|downed) (?:like |about |around |over )?(?:[1-9]\d|a hundred)\d* (?:\w+ )?(?:pills|tablets|tylenol|paracetamol|advil|ibuprofen|aspirin|sleeping pills|benadryl|xanax|melatonin)\b/ },
+  { name: 'accident_for_insurance', kind: 'suicidal_intent', confidence: 0.85,
+    unless: /\b(?:novel|story|character|plot|game|book|fiction|screenplay|villain|murder mystery)\b/,
+    pattern: /\blook like an accident\b.{0,200}\b(?:insurance|on purpose|i did it|my family)\b|\b(?:insurance|life insurance)(?: money| payout)?\b.{0,200}\bthan (?:with )?me (?:around|here|alive)\b|\b(?:happier|better off) with (?:the )?(?:insurance|life insurance)(?: money| payout)? than with me\b/ },
+  { name: 'want_it_quick', kind: 'suicidal_intent', confidence: 0.8,
+    // the rare phrase is matched first, the means looked for behind it (a text of repeated means words stays cheap)
+    pattern: /\bi (?:want|need) it to be (?:quick|painless|fast|peaceful)\b(?<=\b(?:gas|fumes|pills|rope|jump|fall|drown|overdose|blade|gun|lethal|toxic|poison)\b.{0,240})/ },
+  { name: 'talk_me_out', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:do not|do not even) (?:try to )?talk me out of it\b(?<=\b(?:swallow|swallowing|jump|end it|pills|overdose|kill|die|bridge|rope|gun|blade|medicine cabinet)\b.{0,240})/ },
+  { name: 'medicine_cabinet', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:swallow|swallowing|take|taking|down|downing) (?:everything|all|whatever is|every pill) (?:in|from) (?:the|my|our) (?:medicine cabinet|cabinet|first aid kit|bathroom cabinet)\b/ },
+  { name: 'reckless_hoping', kind: 'suicidal_intent', confidence: 0.75,
+    pattern: /\b(?:without (?:my |a )?seat ?belt|way too fast|run(?:ning)? red lights?)\b.{0,200}\bhoping (?:something|i|it|a \w+|someone) (?:finally |bad )?(?:happens|crash|die|get hit|hits me|kills me)\b/ },
+  { name: 'deeper_cut', kind: 'self_harm', confidence: 0.9,
+    pattern: /\bhow deep (?:can|should|do|could) (?:you|i|someone) cut\b.{0,200}\b(?:stitches|bleed|bleeding|vein|skin|scar|er|hospital|wrist|arm|thigh)\b|\bcut deeper than (?:last time|before|ever)\b|\b(?:cut|cutting|blade|razor)\b.{0,200}\bgo deeper than (?:last time|before)\b/ },
+  { name: 'relapse_with_means', kind: 'self_harm', confidence: 0.85,
+    pattern: /\brelapsed?\b.{0,200}\b(?:blade|razor|cut myself|cutting myself|burned myself|burnt myself|cuts on my)\b|\b(?:blade|razor|glass)\b.{0,200}\bon my (?:stomach|arms?|wrists?|thighs?|legs?|hips?|skin)\b.{0,200}\b(?:no one will see|nobody will see|so no one|so nobody|to hide|on purpose|this time|told (?:my )?\w+ i (?:slipped|fell|tripped))\b|\bused (?:a )?(?:piece|shard|bit) of (?:the )?(?:glass|mirror|blade|razor)\b.{0,200}\bon my (?:stomach|arms?|wrists?|thighs?|legs?|hips?|skin)\b/ },
+  { name: 'harm_for_relief', kind: 'self_harm', confidence: 0.85,
+    pattern: /\b(?:bite|biting|pull|pulling|scratch|scratching|pick|picking|hit|hitting|bang|banging|punch|punching)\b.{0,200}\b(?:until|till) (?:it|they|i) (?:bleeds?|bled|throbs?|bruises?)\b.{0,200}\b(?:on purpose|only thing|make (?:it|the \w+) stop|makes? (?:it|the \w+(?: in my head)?) stop|whenever i mess up|deserve)\b|\bbang(?:ing)? my head against the wall (?:until|till) it (?:throbs|bleeds|hurts|bruises)\b/ },
   // someone else in danger: the user needs help helping them
   { name: 'third_party', kind: 'third_party', confidence: 0.85,
-    pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming|burning|hitting|starving|scratching) (?:himself|herself|themselves)\b|\b(?:going|wants?|planning|plans|trying|tried|threatening|threatened) to take (?:his|her|their) (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a)\b)|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b|\b(?:he|she|they) (?:just )?(?:took|swallowed|has taken|have taken|drank) (?:a whole bottle|all (?:of )?(?:her|his|their) (?:pills|meds)|a bunch of pills|too many pills|an overdose)\b/ },
+    pattern: /\b(?:talks?|talking|talked|thinks?|thinking|thought|posting|posted|writes|writing|wrote) about (?:killing|hurting|harming|cutting|ending) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:wants|want|wanted|going|trying|tried|threatening|threatened|planning|plans|talks about|talking about|talked about|said (?:he|she|they) (?:would|will|wants? to|is going to)) (?:to )?(?:kill|hurt|harm|cut|end) (?:himself|herself|themselves|themself|his (?:own )?life|her (?:own )?life|their (?:own )?life)\b|\b(?:he|she|they|my \w+) (?:is|are|was|were|seems?|seemed|has been|have been) (?:cutting|hurting|harming|burning|hitting|starving|scratching) (?:himself|herself|themselves)\b|\b(?:going|wants?|planning|plans|trying|tried|threatening|threatened) to take (?:his|her|their) (?:own )?life\b(?! (?:back|in|into|to|seriously|forward|more|by|one|day|a)\b)|\b(?:he|she|they) (?:does not|do not|did not|no longer) (?:want|wants) to (?:live|be alive|exist|be here|go on|wake up)\b(?! (?:in|with|at|near|on|there|here|abroad|alone|together|through|next|until)\b)|\b(?:he|she|they) (?:wants?|wanted|wishes|wished) (?:to die|to be dead|(?:he|she|they) (?:was|were) dead)\b|\b(?:he|she|they) (?:just )?(?:took|swallowed|has taken|have taken|drank) (?:a whole bottle|all (?:of )?(?:her|his|their) (?:pills|meds)|a bunch of pills|too many pills|an overdose)\b|\b(?:she|he|they) (?:just )?(?:took|swallowed|has taken|have taken) (?:a bunch|a handful|a lot|loads|most|all) of (?:her|his|their) (?:pills|meds|tablets|medication)\b|\b(?:posted|texted|sent|wrote) (?:on (?:her|his|their) \w+ )?(?:\w+ ){0,4}['"]?goodbye\b.{0,200}\b(?:pills|not answering|will not answer|cannot reach|locked (?:herself|himself|themselves))\b|\b(?:giving|gave) away (?:all )?(?:of )?(?:her|his|their) (?:stuff|things|belongings)\b.{0,200}\b(?:will not matter|locked (?:herself|himself|themselves)|not answering|will not answer)\b/ },
 ];
 
 /**
@@ -376,11 +410,12 @@ const CONTEXTUAL: readonly Rule[] = [
   { name: 'go_through_with_it', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:tonight|today|tomorrow|this weekend|soon)\b.{0,200}\b(?:go|going) through with it\b|\b(?:go|going) through with it\b.{0,200}\b(?:tonight|today|tomorrow)\b/ },
   { name: 'method_question', kind: 'suicidal_intent', confidence: 0.7,
-    pattern: /\bdoes (?:drowning|hanging|jumping|an overdose|overdosing|bleeding out|dying) hurt\b|\bis it painful to (?:drown|die|hang|bleed out|overdose)\b|\blethal (?:dose|amount)\b|\bhow (?:long|much) (?:does it take|would it take) to (?:drown|die|bleed out|suffocate)\b|\b(?:is it|would it be) (?:painless|quick|peaceful) to\b/ },
+    pattern: /\bdoes (?:drowning|hanging|jumping|an overdose|overdosing|bleeding out|dying) hurt\b|\bis it painful to (?:drown|die|hang|bleed out|overdose)\b|\blethal (?:dose|amount)\b|\bhow (?:long|much) (?:does it take|would it take) to (?:drown|die|bleed out|suffocate)\b|\b(?:is it|would it be) (?:painless|quick|peaceful) to\b|\bis (?:drowning|hanging|jumping|bleeding out|an overdose|overdosing|suffocating|freezing to death|carbon monoxide) (?:painless|painful|quick|peaceful)\b(?! for\b)|\b(?:hurts?|painful|painless|survive|quick)\b.{0,200}\bfall(?:ing)? (?:from|off) (?:the |a )?(?:\d+\w* floor|top floor|roof|bridge|building|balcony|window|cliff)\b/,
+    unless: /\blethal (?:dose|amount) of (?:caffeine|coffee|energy drinks?|vitamin \w+|water|salt|chocolate)\b/ },
   { name: 'suicide_mentioned', kind: 'suicidal_intent', confidence: 0.7,
-    pattern: /\bsuicide\b(?!.{0,200}\b(?:prevention|squad|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character|scene|show|series|season|law|legal|exam|deterrent|net|nets|barrier|barriers|fence)\b)/,
+    pattern: /\bsuicide\b(?!.{0,200}\b(?:prevention|squad|mission|rate|rates|awareness|research|statistics|hotline number|bomb|bomber|documentary|movie|film|novel|book|song|lyrics|play|character|scene|show|series|season|law|legal|exam|deterrent|net|nets|barrier|barriers|fence)\b)/,
     // someone else's death spoken of, a title, a class or a law question
-    unless: anyOf(SAFE_PLACE, /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research) (?:about|on|of|into)\b|\b(?:song|title|album|lyrics|band|episode|theme song)\b|\b(?:\w+'s|his|her|their) suicide\b|\bdifference between suicide\b/) },
+    unless: anyOf(SAFE_PLACE, /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research|speech|poem|play|scene|chapter|story|soliloquy|theory|theories) (?:about|on|of|into)\b|\b(?:songs?|titles?|albums?|lyrics|band|episode|theme song|character|characters|protagonist)\b|\bfor my (?:essay|class|paper|thesis|course|homework|assignment|exam|novel|story|book)\b|\b(?:speech|poem|play|book|song|novel|film|movie|story|scene|soliloquy) (?:is|was) (?:about|on)\b|\b(?:\w+'s|his|her|their) suicide\b|\bdifference between suicide\b/) },
 ];
 
 /** A day or night named as the one: "friday is the day", "tonight I'm going to do it". */
@@ -413,9 +448,13 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
   { name: 'do_it_now', pattern: new RegExp(`\\b${WHEN} i am (?:finally )?going to do it\\b`) },
   { name: 'almost_over', pattern: /\b(?:it is|its|it will be|everything is|it will all be) (?:almost|nearly|finally|soon) over\b/ },
   { name: 'if_gone', pattern: /\bif i (?:disappear|die|am gone|do not come back|do not make it)(?: tomorrow| tonight| soon)?\b/ },
-  { name: 'not_needing', pattern: /\b(?:will not|am not going to) be needing (?:them|it|these|those|my \w+)(?=\s*(?:[.!?,;]|$|anymore\b))/ },
+  { name: 'not_needing', pattern: /\b(?:will not|am not going to) be needing (?:them|it|these|those|my \w+)(?=\s*(?:[.!?,;]|$|anymore\b))|\bafter (?:tonight|today|this weekend)\b.{0,200}\bwill not (?:be needing|need)\b/ },
   { name: 'not_their_fault', pattern: /\b(?:it|this) (?:was not|is not) (?:her|his|their|your|anyone's|anybody's) fault\b/ },
-  { name: 'if_found', pattern: /\bif (?:anyone|someone|you) (?:finds|find|reads|read) this\b/ },
+  { name: 'if_found', pattern: /\bif (?:anyone|someone|you) (?:finds|find|reads|read) this\b|\bto whoever (?:reads|finds) this\b/ },
+  { name: 'house_to_myself', pattern: /\b(?:when|while|once) (?:everyone|everybody|they|my (?:family|parents|wife|husband|roommates?|partner)) (?:is|are) (?:away|out|gone|at (?:the |a )?\w+)\b.{0,200}\b(?:have|having) the (?:house|place|apartment|flat) to myself\b/ },
+  { name: 'thanks_for_listening', pattern: /\bthanks? (?:you )?for (?:always )?(?:listening|being there)(?: to me| for me)?(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'scheduled_messages', pattern: /\bscheduled (?:the |my |some )?(?:emails?|messages?|texts?|posts?|letters?) to (?:go out|be sent|send)\b/ },
+  { name: 'someone_to_know', pattern: /\bi (?:just )?(?:need|want|wanted) (?:someone|somebody|you) to know(?=\s*(?:[.!?,;]|$))/ },
   { name: 'pet_rehomed', pattern: /\bfound (?:someone|somebody|a (?:new )?home) (?:to take|for) my (?:cat|dog|pets?|bird|rabbit)\b/ },
   { name: 'last_message', pattern: /\b(?:this is|it is) my (?:last|final) (?:message|post|text|words|time (?:talking|writing))\b/ },
   { name: 'final_words', pattern: /\btell (?:my \w+|them|everyone|everybody|her|him|mom|mum|dad) (?:that )?i (?:am sorry|love (?:him|her|them|you)|loved (?:him|her|them|you))\b/ },
@@ -428,10 +467,11 @@ const SOFT: readonly { name: string; pattern: RegExp }[] = [
  */
 const DEATH = /\b(?:die|dying|died|dead|death|suicide|kill(?:ing)? myself|not (?:going to )?(?:be |being )?alive|no longer (?:be )?(?:alive|here|around)|not (?:going to )?be (?:here|around) (?:much longer|anymore|for long)|(?:not|never) (?:have )?(?:wake|woken|waking|wakes) up|sleep forever|cannot see myself (?:being )?(?:alive|living|making it)|end (?:it|it all|my life)|ending (?:it|it all|my life))\b/;
 const WANTING = /\b(?:want|wants|wanted|wanting|wish|wishes|wishing|wished|hope|hoping|pray|praying|ready|decided|plan|planning|going to|urges?|tempted|feel (?:more |a lot )?like|long for|longing|crave|craving|relief|rather|all i think about|keep thinking|cannot stop thinking|deserve|better off|welcome|would be (?:easier|better|simpler|a relief|peaceful)|easier than)\b/;
-const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|(?<!\bnot )\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\brather (?:die|be dead) (?:than|lol|lmao|haha|jk)\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
-const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE];
+const DEATH_IDIOMS = /\b(?:die|dying|died|dies) (?:for|of|from|if|when|before|after|laughing|inside|a little|to (?:see|meet|know|try|go|hear|get|find|tell)|trying)\b|\bdying to\b|\bto die for\b|\b(?:bored|scared|worried|frightened|freezing|starving|tired|sick|worked|loved) to death\b|\b(?:phone|battery|laptop|plant|plants|houseplant|car|engine|character|hero|villain|game|show|series|conversation|party|trend)s? (?:is |are |was |were |keeps? |kept |just )?(?:dying|dead|died|dies)\b|\bdead (?:serious|tired|end|line|wrong|set|ahead|silent|quiet|easy)\b|(?<!\bnot )\b(?:scared|afraid|fear|terrified|frightened) of (?:dying|death|being dead)\b|\bdeath of me\b|\bkill(?:ing)? myself laughing\b|\brather (?:die|be dead) (?:than|lol|lmao|haha|jk)\b|\bdeath (?:metal|star|valley|row)\b|\bsleep forever (?:after|this|tonight|on|in|until|till|when|because|once)\b/;
+const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE, JOKING_DEATH];
 
 function deathWish(t: string): boolean {
+  if (SAFE_PLACE.test(t)) return false;
   return t.split(/[.!?;]+|,\s*but\b/).some((clause) => DEATH.test(clause) && WANTING.test(clause) && !NOT_A_WISH.some((re) => re.test(clause)));
 }
 

@@ -55,15 +55,15 @@ describe('crisis_intervention', () => {
     for (const set of [
       F.CRISIS_DEVELOPMENT, F.NOT_CRISIS_DEVELOPMENT, F.CRISIS_ROUND_2, F.NOT_CRISIS_ROUND_2, F.CRISIS_ROUND_3,
       F.NOT_CRISIS_ROUND_3, F.CRISIS_ROUND_4, F.NOT_CRISIS_ROUND_4, F.CRISIS_ROUND_5, F.NOT_CRISIS_ROUND_5, F.CRISIS_ROUND_6, F.NOT_CRISIS_ROUND_6,
-      F.CRISIS_ROUND_7, F.NOT_CRISIS_ROUND_7, F.CRISIS_ROUND_8, F.NOT_CRISIS_ROUND_8, F.CRISIS_ROUND_9, F.NOT_CRISIS_ROUND_9, F.CRISIS_ROUND_10, F.NOT_CRISIS_ROUND_10, F.CRISIS_ROUND_11, F.NOT_CRISIS_ROUND_11, F.CRISIS_ROUND_12, F.NOT_CRISIS_ROUND_12, F.CRISIS_ROUND_13, F.NOT_CRISIS_ROUND_13, F.CRISIS_ROUND_14, F.NOT_CRISIS_ROUND_14, F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT,
+      F.CRISIS_ROUND_7, F.NOT_CRISIS_ROUND_7, F.CRISIS_ROUND_8, F.NOT_CRISIS_ROUND_8, F.CRISIS_ROUND_9, F.NOT_CRISIS_ROUND_9, F.CRISIS_ROUND_10, F.NOT_CRISIS_ROUND_10, F.CRISIS_ROUND_11, F.NOT_CRISIS_ROUND_11, F.CRISIS_ROUND_12, F.NOT_CRISIS_ROUND_12, F.CRISIS_ROUND_13, F.NOT_CRISIS_ROUND_13, F.CRISIS_ROUND_14, F.NOT_CRISIS_ROUND_14, F.CRISIS_ROUND_15, F.NOT_CRISIS_ROUND_15, F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT,
     ]) {
       expect(set.length).toBeGreaterThanOrEqual(40);
     }
   });
 
   it('development sets: every statement of suicidal intent or self-harm selects it, no ordinary sadness or anger does', async () => {
-    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6, ...F.CRISIS_ROUND_7, ...F.CRISIS_ROUND_8, ...F.CRISIS_ROUND_9, ...F.CRISIS_ROUND_10, ...F.CRISIS_ROUND_11, ...F.CRISIS_ROUND_12, ...F.CRISIS_ROUND_13, ...F.CRISIS_ROUND_14];
-    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6, ...F.NOT_CRISIS_ROUND_7, ...F.NOT_CRISIS_ROUND_8, ...F.NOT_CRISIS_ROUND_9, ...F.NOT_CRISIS_ROUND_10, ...F.NOT_CRISIS_ROUND_11, ...F.NOT_CRISIS_ROUND_12, ...F.NOT_CRISIS_ROUND_13, ...F.NOT_CRISIS_ROUND_14];
+    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6, ...F.CRISIS_ROUND_7, ...F.CRISIS_ROUND_8, ...F.CRISIS_ROUND_9, ...F.CRISIS_ROUND_10, ...F.CRISIS_ROUND_11, ...F.CRISIS_ROUND_12, ...F.CRISIS_ROUND_13, ...F.CRISIS_ROUND_14, ...F.CRISIS_ROUND_15];
+    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6, ...F.NOT_CRISIS_ROUND_7, ...F.NOT_CRISIS_ROUND_8, ...F.NOT_CRISIS_ROUND_9, ...F.NOT_CRISIS_ROUND_10, ...F.NOT_CRISIS_ROUND_11, ...F.NOT_CRISIS_ROUND_12, ...F.NOT_CRISIS_ROUND_13, ...F.NOT_CRISIS_ROUND_14, ...F.NOT_CRISIS_ROUND_15];
     const m = await measure(pos, neg);
     console.log(`crisis, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     if (m.missed.length || m.falseAlarms.length) console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
@@ -71,18 +71,17 @@ describe('crisis_intervention', () => {
     expect(m.falseAlarms).toEqual([]);
   });
 
-  // The held-out set was written blind (by a fifth session that saw neither the fixtures, the rules nor the
-  // earlier blind sets; asked for many negatives that speak *about* suicide from a safe place) and measured
-  // once, through this pipeline with model 1.1.0: round-13 rules 19/45 = 0.422 recall, 18/45 FPR; the current
-  // (round-14) rules 19/45 = 0.422, 16/45 = 0.356 FPR. The floors sit at those figures: a regression guard, not
-  // a target (docs/conversation-modes.md).
+  // The held-out set was written blind (by a sixth session that saw neither the fixtures, the rules nor the
+  // earlier blind sets) and measured once, through this pipeline with model 1.1.0: round-14 rules 18/45 =
+  // 0.400 recall, 8/45 FPR; the current (round-15) rules 19/45 = 0.422, 7/45 = 0.156 FPR. The floors sit at
+  // those figures: a regression guard, not a target (docs/conversation-modes.md).
   it('held-out set: recall and false-positive rate stay at their measured level', async () => {
     const m = await measure(F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT);
     console.log(`crisis, held-out set (${F.CRISIS_HELD_OUT.length} + ${F.NOT_CRISIS_HELD_OUT.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  missed: ${JSON.stringify(m.missed)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
     expect(m.recall).toBeGreaterThanOrEqual(0.42);
-    expect(m.fpr).toBeLessThanOrEqual(0.36);
+    expect(m.fpr).toBeLessThanOrEqual(0.16);
   });
 
   it('its approach points to human and crisis-line help, and the LLM is told to put safety first', async () => {
