@@ -129,7 +129,7 @@ export interface TextReading {
 export function readText(text: string): TextReading {
   const t = normalise(text);
   return {
-    crisis: readCrisis(t),
+    crisis: readCrisis(text, t),
     distressWords: DISTRESS_WORDS.test(t),
     cues: {
       distress: CUES.distress.test(t),

@@ -73,15 +73,16 @@ describe('crisis_intervention', () => {
 
   // The held-out set was written blind (by a sixth session that saw neither the fixtures, the rules nor the
   // earlier blind sets) and measured once, through this pipeline with model 1.1.0: round-14 rules 18/45 =
-  // 0.400 recall, 8/45 FPR; the current (round-15) rules 19/45 = 0.422, 7/45 = 0.156 FPR. The floors sit at
-  // those figures: a regression guard, not a target (docs/conversation-modes.md).
+  // 0.400 recall, 8/45 FPR; round-15 rules 19/45 = 0.422, 7/45 = 0.156; round-15 rules with the learned
+  // signal (models/crisis, trained without this set) 42/45 = 0.933, 8/45 = 0.178. The floors sit at the
+  // current figures: a regression guard, not a target (docs/conversation-modes.md).
   it('held-out set: recall and false-positive rate stay at their measured level', async () => {
     const m = await measure(F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT);
     console.log(`crisis, held-out set (${F.CRISIS_HELD_OUT.length} + ${F.NOT_CRISIS_HELD_OUT.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  missed: ${JSON.stringify(m.missed)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(m.recall).toBeGreaterThanOrEqual(0.42);
-    expect(m.fpr).toBeLessThanOrEqual(0.16);
+    expect(m.recall).toBeGreaterThanOrEqual(0.93);
+    expect(m.fpr).toBeLessThanOrEqual(0.18);
   });
 
   it('its approach points to human and crisis-line help, and the LLM is told to put safety first', async () => {
