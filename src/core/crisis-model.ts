@@ -24,8 +24,8 @@ interface Manifest {
 }
 
 export class CrisisModel {
-  /** Bucket (chars 0..2^18, words 2^18..2^19) → index into idf and coef. */
-  readonly #index = new Map<number, number>();
+  /** Buckets with a weight (chars 0..2^18, words 2^18..2^19), ascending: binary-searched, 4 bytes each. */
+  readonly #cols: Uint32Array;
   readonly #idf: Float32Array;
   readonly #coef: Float32Array;
   readonly #intercept: number;
@@ -38,10 +38,10 @@ export class CrisisModel {
     const n = bin.readUInt32LE(4);
     if (n !== manifest.entries || bin.length !== 8 + 12 * n) throw new Error('models/crisis/model.bin: wrong size');
     const copy = new Uint8Array(bin.subarray(8)).buffer; // aligned
-    const cols = new Uint32Array(copy, 0, n);
+    this.#cols = new Uint32Array(copy, 0, n);
     this.#idf = new Float32Array(copy, 4 * n, n);
     this.#coef = new Float32Array(copy, 8 * n, n);
-    for (let i = 0; i < n; i++) this.#index.set(cols[i]!, i);
+    for (let i = 1; i < n; i++) if (this.#cols[i]! <= this.#cols[i - 1]!) throw new Error('models/crisis/model.bin: buckets out of order');
     this.#intercept = manifest.intercept;
     this.threshold = manifest.threshold;
   }
@@ -77,13 +77,27 @@ export class CrisisModel {
     let dot = 0;
     let sq = 0;
     for (const [bucket, c] of counts) {
-      const i = this.#index.get(bucket + offset);
-      if (i === undefined) continue;
+      const i = this.#find(bucket + offset);
+      if (i < 0) continue;
       const v = (1 + Math.log(c)) * this.#idf[i]!;
       dot += v * this.#coef[i]!;
       sq += v * v;
     }
     return sq > 0 ? dot / Math.sqrt(sq) : 0;
+  }
+
+  #find(col: number): number {
+    const cols = this.#cols;
+    let lo = 0;
+    let hi = cols.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = cols[mid]!;
+      if (v === col) return mid;
+      if (v < col) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The learned crisis signal: the server's features and weights give exactly the probabilities the trainer
- * computed (models/crisis/golden.json), the shipped file is the one its manifest names, and it adds what the
- * rules miss on their own development data without raising false alarms there.
+ * computed (models/crisis/golden.json), the shipped file is the one its manifest names, and it stays quiet on
+ * everyday text.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -18,10 +18,14 @@ describe('crisis model', () => {
     for (const { text, p } of golden) expect(Math.abs(m.probability(text) - p), text.slice(0, 60)).toBeLessThan(1e-9);
   });
 
-  it('reads a crisis the rules have no pattern for, and not its everyday twin', () => {
+  it('leaves everyday text alone: at most 0.3% of GoEmotions dev comments and dair-ai val sentences (never trained on)', () => {
     const m = crisisModel();
-    expect(m.probability("I've made my peace with everything. Thanks for all the chats, take care of yourself.")).toBeGreaterThanOrEqual(m.threshold);
-    expect(m.probability('Thanks for all the help with my CV, the interview went great!')).toBeLessThan(m.threshold);
+    const go = readFileSync(new URL('../../../shared/data/goemotions/dev.tsv', import.meta.url), 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')[0]!);
+    const dair = readFileSync(new URL('../../../shared/data/dair-ai-emotion/val.txt', import.meta.url), 'utf8').split('\n').filter(Boolean).map((l) => l.slice(0, l.lastIndexOf(';')));
+    for (const texts of [go, dair]) {
+      const flagged = texts.filter((t) => m.probability(t) >= m.threshold).length;
+      expect(flagged / texts.length).toBeLessThanOrEqual(0.003);
+    }
   });
 
   it('refuses a model file that does not match its manifest', () => {
