@@ -2,9 +2,10 @@
 
     /usr/bin/python3 models/train/compact.py [--model models/emotion/model.onnx] [--out PATH]
 
-re-lays an exported model (its weights read back from the ONNX file), checks that every output matches
-the original within 1e-5 on dair-ai val texts in mixed-length batches, and updates manifest.json's
-checksum. train.py exports through CompactNet too.
+re-lays an exported model (its weights read back from the ONNX file, in EmotionNet's plain export or in
+this layout), checks that every output matches the original within 1e-5 on dair-ai val texts in
+mixed-length batches, and updates manifest.json's checksum. train.py exports through CompactNet too.
+From either the plain 1.1.0 file or the shipped one, it writes the shipped file byte for byte.
 
 Why: for one text, a run of EmotionNet's own export was mostly kernel launches (204 of them), not
 arithmetic, and a chat turn scores two single texts. Per branch, the three window lookups (each a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -31,8 +33,9 @@ KERNEL = 3
 
 
 def quantise_rows(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """int8 rows with one float scale per row (export.embeddings_to_int8's rule, so re-quantising an
-    already quantised table gives the same bytes)."""
+    """int8 rows with one float scale per row (a row's largest magnitude maps to 127), so the tables take a
+    quarter of the file; outputs move by well under 1e-3, and re-quantising a quantised table gives the
+    same bytes. Everything after the lookup stays float32."""
     arr = table.detach().numpy().astype(np.float32)
     scale = np.abs(arr).max(axis=1, keepdims=True) / 127.0
     scale[scale == 0] = 1.0
@@ -109,11 +112,23 @@ def net_from_onnx(path: str) -> EmotionNet:
 
     m = onnx.load(path)
     w = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in m.graph.initializer}
+
+    def branch(name: str) -> str:
+        """A branch's name in EmotionNet, from EmotionNet's export ("six.members.0", "sub") or CompactNet's
+        ("six.0", "sub")."""
+        name = re.sub(r"^six\.(\d+)", r"six.members.\1", name)
+        return {"sub": "branches.sub", "va": "branches.va"}.get(name, name)
+
+    for key in list(w):  # CompactNet's names: six.0.conv.weight, sub.q and sub.scale (the int8 rows), ...
+        named = re.match(r"^(six\.\d+|sub|va)\.(.+)$", key)
+        if named:
+            prefix, leaf = named.groups()
+            leaf = {"q": "embed.weight", "scale": "embed.weight_scale"}.get(leaf, leaf)
+            w[f"{branch(prefix)}.{leaf}"] = w.pop(key)
     # attention weights were renamed at export (ONNX MatMul operands); find them by the node that reads them
     for node in m.graph.node:
         if node.op_type == "MatMul" and node.name.endswith("/attn/MatMul"):
-            prefix = node.name.strip("/").split("/attn/")[0].replace("/", ".")
-            prefix = {"sub": "branches.sub", "va": "branches.va"}.get(prefix, prefix)
+            prefix = branch(node.name.strip("/").split("/attn/")[0].replace("/", "."))
             w[f"{prefix}.attn.weight"] = w[node.input[1]].T
     six = sorted({k.split(".")[2] for k in w if k.startswith("six.members.")})
     vocab = w["va_bag.u"].shape[0]
