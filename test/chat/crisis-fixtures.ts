@@ -44,9 +44,12 @@
  * a safe place) as the held-out set for the round-13 and round-14 rules (measured: 19/45 recall with both,
  * 18/45 and 16/45 false positives), then used to widen the rules, so development data now; the last 17
  * negatives are everyday sentences written against the round-15 rules' own false alarms.
- * HELD_OUT sets: written blind by a sixth session, after the round-15 sets became development data;
- * measured through the whole chat pipeline without tuning, so their figures say how the rules generalise
- * (docs/conversation-modes.md).
+ * ROUND_16 sets: written blind by a sixth session as the held-out set for the round-14 and round-15 rules
+ * (measured: 18/45 and 19/45 recall, 8/45 and 7/45 false positives; 35/45 and 8/45 once the learned signal
+ * was added), then used to retrain the learned signal and to guard the rules, so development data now.
+ * HELD_OUT sets: written blind by a seventh session, after the round-16 sets became development data;
+ * measured through the whole chat pipeline, never trained on, so their figures say how the detector
+ * generalises (docs/conversation-modes.md).
  */
 
 import { readFileSync } from 'node:fs';
@@ -96,5 +99,7 @@ export const CRISIS_ROUND_14: readonly string[] = set('round_14').positives;
 export const NOT_CRISIS_ROUND_14: readonly string[] = set('round_14').negatives;
 export const CRISIS_ROUND_15: readonly string[] = set('round_15').positives;
 export const NOT_CRISIS_ROUND_15: readonly string[] = set('round_15').negatives;
+export const CRISIS_ROUND_16: readonly string[] = set('round_16').positives;
+export const NOT_CRISIS_ROUND_16: readonly string[] = set('round_16').negatives;
 export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
