@@ -1,6 +1,7 @@
 """Train the learned crisis signal: a logistic regression over hashed character and word n-grams.
 
-    /usr/bin/python3 models/crisis/train.py
+    /usr/bin/python3 models/crisis/train.py             # the shipped model
+    /usr/bin/python3 models/crisis/train.py --no-dair   # everyday negatives from GoEmotions only
 
 Reads models/crisis/sentences.json (crisis and non-crisis chat messages written for this project) and,
 as everyday negatives, the texts of ../shared/data (dair-ai train, the first 20,000 GoEmotions train
@@ -152,11 +153,18 @@ def fit(sets: list[dict], negatives: list[str]):
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--no-dair", action="store_true",
+                    help="take no everyday negatives from the research-only dair-ai data (GoEmotions train only)")
+    args = ap.parse_args()
     data = json.load(open(os.path.join(HERE, "sentences.json"), encoding="utf-8"))["sets"]
     train = [s for s in data if s["use"] == "development"]
     held = [s for s in data if s["use"] == "held_out"]
     dair, go = everyday("train")
-    negatives = [t for t in dair + go[:GO_NEGATIVES] if not TOPIC.search(t)]
+    everyday_train = go if args.no_dair else dair + go[:GO_NEGATIVES]
+    negatives = [t for t in everyday_train if not TOPIC.search(t)]
     print(f"{len(negatives)} everyday negatives", flush=True)
     # the sets written blind, by writers who saw neither the rules nor the other sets
     blind = [s["name"] for s in data if s["name"] in ("round_11", "round_12", "round_13", "round_14", "round_15", "round_16")]
@@ -213,7 +221,8 @@ def main() -> None:
         "name": "sentio-crisis", "version": "1.0.0", "threshold": THRESHOLD, "intercept": intercept,
         "buckets_per_kind": BUCKETS, "entries": len(entries),
         "files": {"model.bin": {"sha256": sha, "bytes": os.path.getsize(path)}},
-        "training": {"command": "/usr/bin/python3 models/crisis/train.py", "C": C,
+        "training": {"command": " ".join(["/usr/bin/python3", "models/crisis/train.py"] + sys.argv[1:]), "C": C,
+                     "no_dair": args.no_dair,
                      "sets": [s["name"] for s in train], "everyday_negatives": len(negatives),
                      "texts": sum(len(s["positives"]) + len(s["negatives"]) for s in train) + len(negatives)},
         "leave_one_set_out": report,
