@@ -533,7 +533,7 @@ export function normalise(text: string): string {
 /**
  * What each tier finds in one text, before the emotion model's reading is known (chat reads the words
  * while the engine scores them). `contextual`, `soft` and `learned` are only looked for when no decisive
- * phrasing is found, and `contextual` only when `withContextual` is set.
+ * phrasing is found, `contextual` only when `withContextual` is set, and `learned` only without soft signs.
  */
 export interface CrisisReading {
   direct: CrisisSignal | undefined;
@@ -560,7 +560,10 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   if (reading.direct) return reading;
   if (withContextual) reading.contextual = strongest(CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));
-  if (soft.length >= 2) reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
+  if (soft.length >= 2) {
+    reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
+    return reading; // crisisFrom takes the soft signs before the learned signal: no need to run the model
+  }
   const model = crisisModel();
   const p = model.probability(text);
   if (p >= model.threshold) reading.learned = { kind: 'suicidal_intent', confidence: Math.round(p * 100) / 100, rule: 'learned' };
