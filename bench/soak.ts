@@ -59,7 +59,8 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({
     minutes, windows: windows.length,
     rss_mb_first: first.rssMb, rss_mb_last: last.rssMb, rss_mb_max: Math.max(...windows.map((w) => w.rssMb)),
-    rss_growth_second_half_mb: Math.max(...tail.map((w) => w.rssMb)) - Math.min(...tail.map((w) => w.rssMb)),
+    // the spread (max − min) over the second half: GC sawtooth when flat, growth when it keeps rising
+    rss_range_second_half_mb: Math.max(...tail.map((w) => w.rssMb)) - Math.min(...tail.map((w) => w.rssMb)),
     p99_ms_first: first.p99, p99_ms_last: last.p99, rps_first: first.rps, rps_last: last.rps,
     errors: windows.reduce((a, w) => a + w.errors, 0),
   }));
