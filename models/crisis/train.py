@@ -5,7 +5,8 @@
 
 Reads models/crisis/sentences.json (crisis and non-crisis chat messages written for this project) and,
 as everyday negatives, the texts of ../shared/data (dair-ai train, the first 20,000 GoEmotions train
-comments) that name no suicide or self-harm; trains on every sentence set except the held-out one, and
+comments) that name no suicide or self-harm; trains on the development sets (not on the held-out set,
+nor on the everyday set, which only measures false alarms on sad and practical chat messages), and
 writes model.bin and manifest.json here, plus golden.json: texts with the probabilities this script
 computes, which src/core/crisis-model.ts must reproduce (test/chat). Before the final fit it reports, for
 each set written blind, the recall and false alarms of a model trained without that set (leave one set

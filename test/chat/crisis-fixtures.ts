@@ -57,6 +57,9 @@
  * ROUND_19 sets: written blind by a ninth session as the held-out set for the round-17 and round-18
  * detectors (measured: 40/45 and 41/45 recall, 3/45 false positives with both), then used to widen the
  * rules and retrain the learned signal, so development data now.
+ * EVERYDAY_WRITTEN: 200 non-crisis chat messages (grief told at length, bad days, calm questions with
+ * death or harm words, hard lives with plans), written by a helper session for measuring false alarms only;
+ * never trained on (docs/conversation-modes.md).
  * HELD_OUT sets: written blind by a tenth session, after the round-19 sets became development data;
  * measured through the whole chat pipeline, never trained on, so their figures say how the detector
  * generalises (docs/conversation-modes.md).
@@ -66,7 +69,7 @@ import { readFileSync } from 'node:fs';
 
 interface SentenceSet {
   name: string;
-  use: 'development' | 'held_out';
+  use: 'development' | 'held_out' | 'everyday';
   positives: string[];
   negatives: string[];
 }
@@ -117,5 +120,6 @@ export const CRISIS_ROUND_18: readonly string[] = set('round_18').positives;
 export const NOT_CRISIS_ROUND_18: readonly string[] = set('round_18').negatives;
 export const CRISIS_ROUND_19: readonly string[] = set('round_19').positives;
 export const NOT_CRISIS_ROUND_19: readonly string[] = set('round_19').negatives;
+export const NOT_CRISIS_EVERYDAY_WRITTEN: readonly string[] = set('everyday_written').negatives;
 export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
