@@ -76,13 +76,13 @@ const CLAUSE_END = '(?=\\s*(?:[.!?,;:]|$|and\\b|so\\b|because\\b|but\\b|now\\b|t
  * rule whose first word repeats all through an 8 KB message scans a bounded window from each repeat instead
  * of the rest of the text (the worst case measured on such a message fell from 72 to 26 ms; 14–23 ms with the rules of round 16, all tiers read, once compiled).
  */
-/** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
 /** "if my mum posts one more meme I'm going to walk into the sea": a threat about the annoyance. */
 const ONE_MORE = /\bif (?:\w+ ){1,6}one more (?:\w+ ){0,6}i am (?:going to|gonna) (?:walk|jump|drive|throw myself)\b/;
 /** "about to end it all and submit my part alone": ending a task, with what comes next named. */
 const END_IT_AND_DO = /\bend it all and (?:submit|go|move|quit|start|do|finish|hand|turn|drop|switch|leave|sell|buy|book|write|restart|redo)\b/;
 /** Cuts from kitchen and work tools ("I keep cutting myself on the mandoline at work"). */
 const TOOL_CUTS = /\bcutting myself on (?:a|the|my|an) (?:mandoline|mandolin|grater|slicer|box cutter|saw|knife|paper|lid|can|tin|sheet metal|oyster)\b/;
+/** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
 const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
 
 /**
@@ -391,7 +391,7 @@ const RULES: readonly Rule[] = [
   // Round 17 (the seventh blind set, once measured as held-out): lives told in their own words: a weapon
   // kept close, an overdose already taken, medication stopped to die, non-native phrasings of not living.
   { name: 'weapon_close', kind: 'suicidal_intent', confidence: 0.85,
-    pattern: /\bmy (?:gun|shotgun|rifle|pistol|sidearm|revolver|handgun|firearm|service weapon) (?:in my (?:lap|mouth)|to my (?:head|temple|chin))\b|\b(?:gun|shotgun|rifle|pistol|sidearm|revolver|handgun|firearm|rope|pills)\b.{0,200}\b(?:told|telling|tell) myself (?:it is|its|they are) (?:only |for )?(?:for )?(?:the )?\w+\b.{0,60}\bnot sure (?:it is|they are|that is)\b/ },
+    pattern: /\bmy (?:gun|shotgun|rifle|pistol|sidearm|revolver|handgun|firearm|service weapon) (?:in my (?:lap|mouth)|to my (?:head|temple|chin))\b|\b(?:gun|shotgun|rifle|pistol|sidearm|revolver|handgun|firearm|rope|pills)\b.{0,200}\b(?:told|telling|tell) myself (?:it is|its|they are) (?:only )?for (?:the )?\w+\b.{0,60}\bnot sure (?:it is|they are|that is)\b/ },
   { name: 'overdose_taken', kind: 'suicidal_intent', confidence: 0.9,
     unless: /\b(?:a day|per day|each day|every day|daily|over the (?:day|week)|as prescribed|prescribed|vitamins?|gummies|probiotics?)\b/,
     pattern: /\bi (?:took|swallowed|have taken|downed|ate) (?:about |around |over |maybe |like )?(?:[5-9]|[1-9]\d|[1-9]\d\d|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty|fifty) (?:of )?(?:my |the |my \w+ |her |his |their )?(?:\w+ )?(?:pills|tablets|capsules|sleeping pills|painkillers|meds)\b.{0,160}\b(?:ago|feel|feeling|dizzy|weird|sleepy|numb|throw(?:ing)? up|heart|is that bad|will i be|what happens|should i)\b/ },

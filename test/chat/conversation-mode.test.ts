@@ -136,6 +136,7 @@ describe('crisis_intervention', () => {
       else expect(detectCrisis(t, { negative: true }), t).toBeUndefined();
     }
   });
+
   // The guards are the rules' own; the learned signal knows none of them and may still flag such a sentence
   // (it does "cutting myself on the grater": docs/conversation-modes.md).
   it("round-17 guards keep self-harm and real endings flagged while excusing accidents and chores", () => {
