@@ -24,6 +24,9 @@ export class MemoryContextStore implements ContextStore {
       ttlAutopurge: false,
       updateAgeOnGet: false,
       perf: { now: this.#now },
+      // Read the clock at every check: lru-cache would otherwise reuse a reading for 1 ms of real time,
+      // which an injected clock that jumps (tests) can outrun.
+      ttlResolution: 0,
     });
   }
 
