@@ -63,6 +63,9 @@
  * HELD_OUT sets: written blind by a tenth session, after the round-19 sets became development data;
  * measured through the whole chat pipeline, never trained on, so their figures say how the detector
  * generalises (docs/conversation-modes.md).
+ * HELD_OUT_2 sets: written blind by an eleventh session (many Englishes and registers) and measured with the
+ * same detector; a round built from the first held-out set did not move it and was not kept, so this set
+ * stays a second measurement (docs/conversation-modes.md).
  */
 
 import { readFileSync } from 'node:fs';
@@ -123,3 +126,5 @@ export const NOT_CRISIS_ROUND_19: readonly string[] = set('round_19').negatives;
 export const NOT_CRISIS_EVERYDAY_WRITTEN: readonly string[] = set('everyday_written').negatives;
 export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
+export const CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').positives;
+export const NOT_CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').negatives;
