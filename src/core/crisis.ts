@@ -80,8 +80,10 @@ const CLAUSE_END = '(?=\\s*(?:[.!?,;:]|$|and\\b|so\\b|because\\b|but\\b|now\\b|t
 const ONE_MORE = /\bif (?:\w+ ){1,6}one more (?:\w+ ){0,6}i am (?:going to|gonna) (?:walk|jump|drive|throw myself)\b/;
 /** "about to end it all and submit my part alone": ending a task, with what comes next named. */
 const END_IT_AND_DO = /\bend it all and (?:submit|go|move|quit|start|do|finish|hand|turn|drop|switch|leave|sell|buy|book|write|restart|redo)\b/;
+/** Kitchen and work tools people cut themselves on by accident. */
+const CUTTING_TOOLS = 'mandoline|mandolin|grater|slicer|box cutter|saw|lid|sheet metal|oyster';
 /** Cuts from kitchen and work tools ("I keep cutting myself on the mandoline at work"). */
-const TOOL_CUTS = /\bcutting myself on (?:a|the|my|an) (?:mandoline|mandolin|grater|slicer|box cutter|saw|knife|paper|lid|can|tin|sheet metal|oyster)\b/;
+const TOOL_CUTS = new RegExp(`\\bcutting myself on (?:a|the|my|an) (?:${CUTTING_TOOLS}|knife|paper|can|tin)\\b`);
 /** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
 const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
 
@@ -227,7 +229,7 @@ const RULES: readonly Rule[] = [
     // a screening question answered "no", a professional asking about signs, a recovery told as such
     unless: anyOf(SAFE_PLACE, /\b(?:asked|asks|asking|screening|questionnaire)\b.{0,200}\bself[- ]?harm\w*\b.{0,200}\b(?:i said no|i answered no|is that (?:a )?normal)\b|\b(?:warning )?signs of self[- ]?harm\b|\bas a (?:\w+ )?(?:counsell?or|teacher|nurse|doctor|therapist|moderator|researcher|social worker|volunteer)\b|\b(?:years?|months?) since my last self[- ]?harm\b.{0,200}\b(?:doing (?:well|better|great|good)|proud|recovered|recovery|what helped)\b/) },
   { name: 'cut_self', kind: 'self_harm', confidence: 0.9,
-    pattern: new RegExp(`\\b(?:cut|cuts|cutting|slice|slicing|carve|carving) (?:${SELF}|my (?:arms?|forearms?|wrists?|legs?|thighs?|ankles?|hips?|skin|stomach))\\b(?! (?:shaving|while|when|by accident|accidentally|(?:a|an|some|another) (?:slice|piece|bit|portion|share|wedge|chunk|hunk|serving|break|deal)|on (?:a|the|some|my|an) (?:paper|glass|knife|can|tin|edge|sharp|broken|piece|fence|nail|mandoline|mandolin|grater|slicer|box cutter|saw|lid|sheet metal|oyster)|with (?:a|the) (?:kitchen )?knife while|opening|chopping|cooking|making))`) },
+    pattern: new RegExp(`\\b(?:cut|cuts|cutting|slice|slicing|carve|carving) (?:${SELF}|my (?:arms?|forearms?|wrists?|legs?|thighs?|ankles?|hips?|skin|stomach))\\b(?! (?:shaving|while|when|by accident|accidentally|(?:a|an|some|another) (?:slice|piece|bit|portion|share|wedge|chunk|hunk|serving|break|deal)|on (?:a|the|some|my|an) (?:paper|glass|knife|can|tin|edge|sharp|broken|piece|fence|nail|${CUTTING_TOOLS})|with (?:a|the) (?:kitchen )?knife while|opening|chopping|cooking|making))`) },
   { name: 'cutting_again', kind: 'self_harm', confidence: 0.9,
     unless: TOOL_CUTS,
     pattern: new RegExp(`\\b${HABIT} cutting(?: again)?(?=\\s*(?:[.!?,;]|$|again\\b|and\\b|but\\b|so\\b|because\\b|since\\b|when\\b|lately\\b|recently\\b|every\\b|at night\\b|last\\b|for (?:weeks|months|years|days)\\b|myself\\b|my (?:arms?|wrists?|legs?|thighs?)\\b))`) },
