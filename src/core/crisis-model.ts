@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoPathCandidates } from '../repo-paths.js';
 
 const BUCKETS = 1 << 18;
 const MIN_NGRAM = 2;
@@ -128,9 +128,7 @@ function wordsOf(t: string): number[][] {
   return out;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** src/core (tests) and dist/src/core (built) both sit below the repository root. */
-const CANDIDATES = [join(here, '..', '..', 'models', 'crisis'), join(here, '..', '..', '..', 'models', 'crisis')];
+const CANDIDATES = repoPathCandidates('models', 'crisis');
 let shared: CrisisModel | undefined;
 
 /** The model shipped in models/crisis, loaded on first use. */

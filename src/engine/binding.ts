@@ -6,9 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ModelLoadError, fromNativeError } from './errors.js';
+import { repoPathCandidates } from '../repo-paths.js';
 
 /** Tokenizer tables as the addon takes them (see tokenizer-tables.ts for how tokenizer.json maps here). */
 export interface NativeTokenizerTables {
@@ -93,9 +92,7 @@ interface RawBinding {
 
 export type NativeBinding = RawBinding;
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** src/engine (tests, tsx) and dist/src/engine (built) both sit below the repository root. */
-const CANDIDATES = [join(here, '..', '..', 'build', 'Release', 'sentio.node'), join(here, '..', '..', '..', 'build', 'Release', 'sentio.node')];
+const CANDIDATES = repoPathCandidates('build', 'Release', 'sentio.node');
 
 let raw: RawBinding | undefined;
 
