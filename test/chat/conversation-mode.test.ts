@@ -59,18 +59,19 @@ afterAll(async () => {
 
 describe('crisis_intervention', () => {
   it('fixture sizes: at least 40 positives and 40 negatives in every set', () => {
+    const rounds = Array.from({ length: 18 }, (_, k) => `round_${k + 2}`);
+    expect(F.DEVELOPMENT_SETS.map((d) => d.name)).toEqual(['development', ...rounds]);
     for (const set of [
-      F.CRISIS_DEVELOPMENT, F.NOT_CRISIS_DEVELOPMENT, F.CRISIS_ROUND_2, F.NOT_CRISIS_ROUND_2, F.CRISIS_ROUND_3,
-      F.NOT_CRISIS_ROUND_3, F.CRISIS_ROUND_4, F.NOT_CRISIS_ROUND_4, F.CRISIS_ROUND_5, F.NOT_CRISIS_ROUND_5, F.CRISIS_ROUND_6, F.NOT_CRISIS_ROUND_6,
-      F.CRISIS_ROUND_7, F.NOT_CRISIS_ROUND_7, F.CRISIS_ROUND_8, F.NOT_CRISIS_ROUND_8, F.CRISIS_ROUND_9, F.NOT_CRISIS_ROUND_9, F.CRISIS_ROUND_10, F.NOT_CRISIS_ROUND_10, F.CRISIS_ROUND_11, F.NOT_CRISIS_ROUND_11, F.CRISIS_ROUND_12, F.NOT_CRISIS_ROUND_12, F.CRISIS_ROUND_13, F.NOT_CRISIS_ROUND_13, F.CRISIS_ROUND_14, F.NOT_CRISIS_ROUND_14, F.CRISIS_ROUND_15, F.NOT_CRISIS_ROUND_15, F.CRISIS_ROUND_16, F.NOT_CRISIS_ROUND_16, F.CRISIS_ROUND_17, F.NOT_CRISIS_ROUND_17, F.CRISIS_ROUND_18, F.NOT_CRISIS_ROUND_18, F.CRISIS_ROUND_19, F.NOT_CRISIS_ROUND_19, F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT, F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2,
+      ...F.DEVELOPMENT_SETS.flatMap((d) => [d.positives, d.negatives]),
+      F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT, F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2,
     ]) {
       expect(set.length).toBeGreaterThanOrEqual(40);
     }
   });
 
   it('development sets: every statement of suicidal intent or self-harm selects it, no ordinary sadness or anger does', async () => {
-    const pos = [...F.CRISIS_DEVELOPMENT, ...F.CRISIS_ROUND_2, ...F.CRISIS_ROUND_3, ...F.CRISIS_ROUND_4, ...F.CRISIS_ROUND_5, ...F.CRISIS_ROUND_6, ...F.CRISIS_ROUND_7, ...F.CRISIS_ROUND_8, ...F.CRISIS_ROUND_9, ...F.CRISIS_ROUND_10, ...F.CRISIS_ROUND_11, ...F.CRISIS_ROUND_12, ...F.CRISIS_ROUND_13, ...F.CRISIS_ROUND_14, ...F.CRISIS_ROUND_15, ...F.CRISIS_ROUND_16, ...F.CRISIS_ROUND_17, ...F.CRISIS_ROUND_18, ...F.CRISIS_ROUND_19];
-    const neg = [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4, ...F.NOT_CRISIS_ROUND_5, ...F.NOT_CRISIS_ROUND_6, ...F.NOT_CRISIS_ROUND_7, ...F.NOT_CRISIS_ROUND_8, ...F.NOT_CRISIS_ROUND_9, ...F.NOT_CRISIS_ROUND_10, ...F.NOT_CRISIS_ROUND_11, ...F.NOT_CRISIS_ROUND_12, ...F.NOT_CRISIS_ROUND_13, ...F.NOT_CRISIS_ROUND_14, ...F.NOT_CRISIS_ROUND_15, ...F.NOT_CRISIS_ROUND_16, ...F.NOT_CRISIS_ROUND_17, ...F.NOT_CRISIS_ROUND_18, ...F.NOT_CRISIS_ROUND_19];
+    const pos = F.DEVELOPMENT_SETS.flatMap((d) => d.positives);
+    const neg = F.DEVELOPMENT_SETS.flatMap((d) => d.negatives);
     const m = await measure(pos, neg);
     console.log(`crisis, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     if (m.missed.length || m.falseAlarms.length) console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
