@@ -3,12 +3,14 @@
  *   raw      the native engine alone, one closed-loop caller sending batches of 1, 8, 32 and 128 texts;
  *   batcher  the Engine (micro-batcher + native engine) with 1, 16 and 64 concurrent callers, one text each;
  *   baseline what a typical Node user writes: onnxruntime-node's JS API with the JS tokenizer, one call
- *            per text (bench/peer/ort-scorer.ts), at the same concurrency.
+ *            per text (bench/peer/ort-scorer.ts), at the same concurrency. With --provider cuda the
+ *            baseline is the same batcher on CPU instead: the CUDA runtime (docs/gpu.md) and
+ *            onnxruntime-node's cannot share a process, as both are libonnxruntime.so.1.
  * Texts are the dair-ai val split (../shared/data), cycled. Scenarios run interleaved over several rounds so
  * that a change in machine load hits all of them alike. The last line is JSON.
  *
  *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--inference-threads N] [--intra-threads N]
- *                           [--provider cpu|auto|cuda] [--quick]
+ *                           [--provider cpu|auto|cuda] [--batches 1,8,32,128] [--quick]
  * The raw engine keeps as many batches outstanding as the batcher may (2), so "raw" is the engine's full
  * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
@@ -24,7 +26,6 @@ import { createEngine } from '../src/engine/engine.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
 import { threadPlan } from '../src/engine/options.js';
-import { OrtJsScorer } from './peer/ort-scorer.js';
 
 // bench/engine.ts runs from bench/ (tsx, vitest) or, built, from dist/bench/.
 const ROOT = basename(dirname(import.meta.dirname)) === 'dist' ? join(import.meta.dirname, '..', '..') : join(import.meta.dirname, '..');
@@ -40,6 +41,7 @@ const { values: args } = parseArgs({
     memory: { type: 'boolean', default: false },
     texts: { type: 'string', default: '200000' },
     quick: { type: 'boolean', default: false },
+    batches: { type: 'string', default: '1,8,32,128' },
   },
 });
 
@@ -51,6 +53,8 @@ const plan = threadPlan({
   maxBatchesInFlight: 0,
 });
 const seconds = args.quick ? 0.5 : Number(args.seconds);
+const rawBatches = args.batches.split(',').map(Number);
+const baselineKind = provider === 'cpu' ? 'ort-js' : 'sentio-cpu';
 const rounds = args.quick ? 1 : Number(args.rounds);
 
 function dairTexts(): string[] {
@@ -129,11 +133,14 @@ async function throughputBench(): Promise<void> {
     threads: plan.threads,
     intraOpThreads: plan.intraOpThreads,
     interOpThreads: 1,
-    maxRunTexts: 128,
+    maxRunTexts: Math.max(...rawBatches),
   });
-  const peer = await OrtJsScorer.load(modelDir, availableParallelism());
+  // Loaded only when used: onnxruntime-node's binding would bind to whichever libonnxruntime.so.1 is loaded.
+  const peer: { analyze(texts: string[]): Promise<unknown>; close(): Promise<void> } = baselineKind === 'ort-js'
+    ? await (await import('./peer/ort-scorer.js')).OrtJsScorer.load(modelDir, availableParallelism())
+    : await createEngine({ ...engineOptions, executionProvider: 'cpu' });
 
-  const raw = new Map<number, Tally>([1, 8, 32, 128].map((b) => [b, new Tally()]));
+  const raw = new Map<number, Tally>(rawBatches.map((b) => [b, new Tally()]));
   const batched = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
   const baseline = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
 
@@ -168,7 +175,7 @@ async function throughputBench(): Promise<void> {
   for (const [b, t] of raw) row(`raw engine, batch ${b}`, t);
   console.log(`(raw: ${plan.maxBatchesInFlight} batches outstanding; latency is per batch)`);
   for (const [c, t] of batched) row(`batcher, ${c} callers`, t);
-  for (const [c, t] of baseline) row(`baseline (ort js), ${c} callers`, t);
+  for (const [c, t] of baseline) row(`baseline (${baselineKind}), ${c} callers`, t);
 
   const rawBest = Math.max(...[...raw.values()].map((t) => t.perSecond));
   const b64 = batched.get(64)!;
@@ -180,6 +187,7 @@ async function throughputBench(): Promise<void> {
   }
   const summary = {
     raw_best_texts_per_s: Math.round(rawBest),
+    baseline_kind: baselineKind,
     baseline_texts_per_s: Math.round(base64.perSecond),
     batcher_texts_per_s: Math.round(b64.perSecond),
     batcher_vs_baseline: Number((b64.perSecond / base64.perSecond).toFixed(3)),

@@ -11,11 +11,15 @@
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
  * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
+ * `--provider cuda` runs the raw engine and Sentio on the GPU (docs/gpu.md); the peer stays onnxruntime-node
+ * on CPU, as its npm install gives it.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import { createEngine } from '../src/engine/engine.js';
+import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
@@ -24,6 +28,8 @@ import type { Child } from './lib/process.js';
 import { lineChartSvg } from './lib/chart.js';
 
 const quick = process.argv.includes('--quick');
+const providerArg = process.argv.indexOf('--provider');
+const provider = (providerArg > 0 ? process.argv[providerArg + 1] : 'cpu') as ExecutionProvider;
 const D = quick ? 3 : 10;
 const KEY = 'sentio_bench_key';
 const texts = benchTexts();
@@ -42,7 +48,7 @@ async function freePort(): Promise<number> {
 }
 
 async function rawEngine(): Promise<{ best: number; bySize: Record<number, number> }> {
-  const engine = await createEngine({ batching: false, maxBatchSize: 256, executionProvider: 'cpu' });
+  const engine = await createEngine({ batching: false, maxBatchSize: 256, executionProvider: provider });
   const bySize: Record<number, number> = {};
   try {
     for (const size of [8, 32, 64, 128]) {
@@ -67,7 +73,7 @@ async function sentioChild(extraEnv: Record<string, string> = {}): Promise<Child
   const port = await freePort();
   return startChild('dist/src/main.js', [], {
     SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
-    SENTIO_EXECUTION_PROVIDER: 'cpu', ...extraEnv,
+    SENTIO_EXECUTION_PROVIDER: provider, ...extraEnv,
   }, '"sentio listening"');
 }
 
@@ -105,7 +111,7 @@ async function warmUp(child: Child): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  log(`bench (${quick ? 'quick' : 'full'}): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  log(`bench (${quick ? 'quick' : 'full'}, ${provider}): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   const raw = await rawEngine();
   const results: LoadResult[] = [];
 
@@ -169,6 +175,7 @@ async function main(): Promise<void> {
     v2_cpu_us_per_request: v2.cpuUsPerRequest,
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
     cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * raw.best)),
+    provider,
     quick,
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw}`);
@@ -178,7 +185,7 @@ async function main(): Promise<void> {
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   mkdirSync('bench/results', { recursive: true });
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}` };
+  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}`, gpu: gpuName() };
   writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify({ machine, raw, results, summary }, null, 2)}\n`);
   writeFileSync(`bench/results/load-${stamp}.svg`, lineChartSvg(
     'Sentio V2 single-message analysis: latency against offered load', 'offered load (requests/s)', 'latency (ms)',
@@ -189,6 +196,16 @@ async function main(): Promise<void> {
   ));
   log(`results: bench/results/load-${stamp}.json, chart bench/results/load-${stamp}.svg`);
   console.log(JSON.stringify(summary));
+}
+
+/** The GPU's name when one is in use, for the results file; null on CPU runs. */
+function gpuName(): string | null {
+  if (provider === 'cpu') return null;
+  try {
+    return execFileSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
 }
 
 function round(x: number, digits = 1): number {

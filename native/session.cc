@@ -39,6 +39,26 @@ void CheckApi() {
   }
 }
 
+// Adds the CUDA execution provider; throws Ort::Exception when its libraries (or CUDA, cuDNN, a GPU)
+// cannot be loaded. The V2 options exist only in runtimes compiled with CUDA in the core (onnxruntime-node's);
+// others (the asus4 CUDA 13 set) load the provider through the bridge but compile V2 out, and take V1.
+void AppendCuda(Ort::SessionOptions& options, int device_id) {
+  OrtCUDAProviderOptionsV2* cuda = nullptr;
+  if (Ort::Status status(Ort::GetApi().CreateCUDAProviderOptions(&cuda)); !status.IsOK()) {
+    OrtCUDAProviderOptions v1;
+    v1.device_id = device_id;
+    options.AppendExecutionProvider_CUDA(v1);
+    return;
+  }
+  std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> guard(
+      cuda, Ort::GetApi().ReleaseCUDAProviderOptions);
+  std::string device = std::to_string(device_id);
+  const char* keys[] = {"device_id"};
+  const char* values[] = {device.c_str()};
+  Ort::ThrowOnError(Ort::GetApi().UpdateCUDAProviderOptions(cuda, keys, values, 1));
+  options.AppendExecutionProvider_CUDA_V2(*cuda);
+}
+
 }  // namespace
 
 Ort::Env& OrtEnvironment() {
@@ -86,16 +106,7 @@ Session::Session(const SessionConfig& config)
     std::string cuda_error;
     try {
       Ort::SessionOptions options = BaseOptions();
-      OrtCUDAProviderOptionsV2* cuda = nullptr;
-      Ort::ThrowOnError(Ort::GetApi().CreateCUDAProviderOptions(&cuda));
-      std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> guard(
-          cuda, Ort::GetApi().ReleaseCUDAProviderOptions);
-      std::string device = std::to_string(config.cuda_device_id);
-      const char* keys[] = {"device_id"};
-      const char* values[] = {device.c_str()};
-      Ort::ThrowOnError(Ort::GetApi().UpdateCUDAProviderOptions(cuda, keys, values, 1));
-      // Throws when libonnxruntime_providers_shared.so / _cuda.so (or CUDA/cuDNN) cannot be loaded.
-      options.AppendExecutionProvider_CUDA_V2(*cuda);
+      AppendCuda(options, config.cuda_device_id);
       session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
       provider_ = "cuda";
     } catch (const Ort::Exception& e) {
@@ -109,8 +120,9 @@ Session::Session(const SessionConfig& config)
         throw NativeError(code::kProviderUnavailable,
                           "executionProvider 'cuda' requested but the CUDA execution provider is unavailable: " +
                               cuda_error +
-                              " (it needs libonnxruntime_providers_cuda.so beside libonnxruntime, CUDA 12, "
-                              "cuDNN 9 and a GPU; see docs/gpu.md, or use executionProvider 'cpu' or 'auto')");
+                              " (it needs libonnxruntime_providers_cuda.so beside libonnxruntime, the CUDA "
+                              "and cuDNN 9 libraries it was built for, and a GPU; see docs/gpu.md, or use "
+                              "executionProvider 'cpu' or 'auto')");
       }
       fallback_reason_ = cuda_error;
     }
