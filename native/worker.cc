@@ -331,15 +331,19 @@ void Worker::Start(std::unique_ptr<Job> job) {
 }
 
 std::vector<Worker::Task> Worker::Plan(Job& job) {
-  // Padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
+  // On CPU padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
   // sub-batches: one closes when adding the next (longer) text would make padded tokens exceed
   // kPaddingSlack x real tokens, or at `cap` texts, which is small enough that every engine thread
   // gets a share of a large batch. Each sub-batch is a task any engine thread may take.
+  // On CUDA a run costs about the same whatever its size (launch overhead per node, docs/gpu.md) and
+  // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
+  // different batches instead of sharing one.
   constexpr double kPaddingSlack = 1.2;
+  const bool split_by_length = provider_ != "cuda";
   constexpr size_t kMinSubBatch = 4;  // below this, ONNX Runtime's per-run overhead costs more than padding
   const std::vector<int32_t>& lengths = job.lengths;
   const size_t total = lengths.size();
-  const size_t threads = static_cast<size_t>(std::max(1, config_.threads));
+  const size_t threads = split_by_length ? static_cast<size_t>(std::max(1, config_.threads)) : 1;
   const size_t cap = std::min(static_cast<size_t>(std::max(1, config_.max_run_texts)),
                               std::max(kMinSubBatch, (total + threads - 1) / threads));
 
@@ -364,7 +368,7 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
     int64_t real = lengths[job.order[first]];
     while (first + count < total && count < cap) {
       const int64_t next = lengths[job.order[first + count]];  // the longest so far: sorted ascending
-      if (count >= kMinSubBatch &&
+      if (split_by_length && count >= kMinSubBatch &&
           static_cast<double>(next) * static_cast<double>(count + 1) > kPaddingSlack * static_cast<double>(real + next)) {
         break;
       }
@@ -392,7 +396,14 @@ void Worker::RunTask(const Task& task) {
         std::fill(mask.begin() + b * seq, mask.begin() + b * seq + n, 1);
       }
       std::vector<std::vector<float>> part;
-      session_->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
+      {
+        // Concurrent runs of one CUDA session crashed the process on an H100 (ORT 1.29: NonZero read a
+        // negative count, then a server died), so on CUDA the runs take turns; tokenizing, padding and
+        // copying out still overlap across the engine threads.
+        std::unique_lock<std::mutex> turn(cuda_run_mutex_, std::defer_lock);
+        if (provider_ == "cuda") turn.lock();
+        session_->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
+      }
       for (size_t k = 0; k < part.size() && k < job.outputs.size(); ++k) {
         const size_t width = part[k].size() / task.count;
         for (size_t b = 0; b < task.count; ++b) {

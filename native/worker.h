@@ -129,6 +129,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::unique_ptr<Session> session_;  // created and destroyed on the thread, under mutex_
 
   std::string provider_;
+  std::mutex cuda_run_mutex_;  // on CUDA one run at a time (RunTask)
   std::string fallback_reason_;
   std::vector<OutputSpec> outputs_;
 
