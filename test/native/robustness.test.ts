@@ -200,6 +200,23 @@ describe('load failures', () => {
     expect((err as Error).message).toContain('docs/gpu.md');
   });
 
+  const checkCuda = join(MODEL_DIR, '..', '..', 'dist', 'scripts', 'check-cuda.js'); // built by npm test
+  it.skipIf(!existsSync(checkCuda))('npm run check:cuda says why CUDA is unusable and exits 1 (on a CUDA host: compares outputs and exits 0)', () => {
+    const data = join(mkdtempSync(join(tmpdir(), 'sentio-check-cuda-')), 'texts.txt');
+    writeFileSync(data, dairTexts().slice(0, 40).map((t) => `${t};joy`).join('\n'));
+    const r = spawnSync(process.execPath, [checkCuda, '--data', data, '--model', MODEL_DIR, '--batch', '16'], { encoding: 'utf8', timeout: 60_000 });
+    const last = JSON.parse(r.stdout.trim().split('\n').pop()!) as { ok: boolean; error?: string; max_abs_diff?: number; texts?: number };
+    if (last.ok) {
+      expect(r.status).toBe(0);
+      expect(last.texts).toBe(40);
+      expect(last.max_abs_diff).toBeLessThanOrEqual(1e-3);
+      return;
+    }
+    expect(r.status).toBe(1);
+    expect(last.error).toContain("executionProvider 'cuda' requested but the CUDA execution provider is unavailable");
+    expect(r.stderr).toContain('CUDA is not usable here');
+  });
+
   it('falls back from auto to CPU with one warning', async () => {
     const lines: { level: string; msg: string; obj: object }[] = [];
     const logger = {
