@@ -3,10 +3,11 @@
  * cannot get CUDA fails here instead of falling back) and once with 'cpu', runs the same texts through
  * both and compares every output. Exits 1 when CUDA is not what ran or the outputs disagree.
  *   npm run check:cuda -- [--data FILE] [--model DIR] [--batch 64] [--tolerance 1e-3]
- * FILE is a dair-ai style `text;label` file (default ../shared/data/dair-ai-emotion/val.txt); the last
- * line printed is JSON.
+ * FILE is a dair-ai style `text;label` file. Without --data: ../shared/data/dair-ai-emotion/val.txt where
+ * it exists (a development checkout), else the 315 texts of the model's tokenizer fixtures, which ship with
+ * it (empty, emoji, CJK, very long...). The last line printed is JSON.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { native } from '../src/engine/binding.js';
@@ -15,17 +16,28 @@ import { readModelFiles } from '../src/engine/model-files.js';
 
 const { values } = parseArgs({
   options: {
-    data: { type: 'string', default: join(process.cwd(), '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt') },
+    data: { type: 'string' },
     model: { type: 'string', default: join(process.cwd(), 'models', 'emotion') },
     batch: { type: 'string', default: '64' },
     tolerance: { type: 'string', default: '1e-3' },
   },
 });
 
-const texts = readFileSync(values.data!, 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => (l.includes(';') ? l.slice(0, l.lastIndexOf(';')) : l));
+const dairVal = join(process.cwd(), '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt');
+const dataFile = values.data ?? (existsSync(dairVal) ? dairVal : undefined);
+const texts = dataFile
+  ? readFileSync(dataFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => (l.includes(';') ? l.slice(0, l.lastIndexOf(';')) : l))
+  : fixtureTexts();
+
+/** The tokenizer fixtures' texts; one case is a text too long to store, written as a unit and a count. */
+function fixtureTexts(): string[] {
+  type Case = { text?: string; repeat?: { unit: string; count: number } };
+  const { cases } = JSON.parse(readFileSync(join(values.model!, 'fixtures', 'tokenizer-golden.json'), 'utf8')) as { cases: Case[] };
+  return cases.map((c) => c.text ?? c.repeat!.unit.repeat(c.repeat!.count));
+}
 const batch = Number(values.batch);
 const tolerance = Number(values.tolerance);
 
@@ -100,7 +112,7 @@ for (let t = 0; t < texts.length; t++) {
 await native.dispose(cuda);
 await native.dispose(cpu);
 const ok = cudaInfo.provider === 'cuda' && worst <= tolerance;
-console.log(`provider ${cudaInfo.provider}, onnxruntime ${cudaInfo.ortVersion}; ${texts.length} texts in batches of ${batch}`);
+console.log(`provider ${cudaInfo.provider}, onnxruntime ${cudaInfo.ortVersion}; ${texts.length} texts from ${dataFile ?? 'the tokenizer fixtures'} in batches of ${batch}`);
 for (const [name, d] of Object.entries(perOutput)) {
   console.log(`  ${name.padEnd(16)} max |cuda - cpu| ${d.max_abs_diff.toExponential(2)}  mean ${d.mean_abs_diff.toExponential(2)}`);
 }
