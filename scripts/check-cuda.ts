@@ -7,12 +7,14 @@
  * it exists (a development checkout), else the 315 texts of the model's tokenizer fixtures, which ship with
  * it (empty, emoji, CJK, very long...). The last line printed is JSON.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { native } from '../src/engine/binding.js';
 import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { readModelFiles } from '../src/engine/model-files.js';
+import { readGoldenFixtures } from '../src/tokenizer/golden-fixtures.js';
+import { readDair } from './lib/datasets.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,24 +27,13 @@ const { values } = parseArgs({
 
 const dairVal = join(process.cwd(), '..', 'shared', 'data', 'dair-ai-emotion', 'val.txt');
 const dataFile = values.data ?? (existsSync(dairVal) ? dairVal : undefined);
-const texts = dataFile
-  ? readFileSync(dataFile, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => (l.includes(';') ? l.slice(0, l.lastIndexOf(';')) : l))
-  : fixtureTexts();
-
-/** The tokenizer fixtures' texts; one case is a text too long to store, written as a unit and a count. */
-function fixtureTexts(): string[] {
-  type Case = { text?: string; repeat?: { unit: string; count: number } };
-  const { cases } = JSON.parse(readFileSync(join(values.model!, 'fixtures', 'tokenizer-golden.json'), 'utf8')) as { cases: Case[] };
-  return cases.map((c) => c.text ?? c.repeat!.unit.repeat(c.repeat!.count));
-}
+const texts = dataFile ? readDair(dataFile).map((r) => r.text) : readGoldenFixtures(values.model!).cases.map((c) => c.text);
 const batch = Number(values.batch);
 const tolerance = Number(values.tolerance);
 
+const files = await readModelFiles(values.model!, { verifyChecksums: true });
+
 async function load(provider: ExecutionProvider): Promise<NativeHandle> {
-  const files = await readModelFiles(values.model!, { verifyChecksums: true });
   return native.load({
     modelPath: files.modelPath,
     tokenizer: files.tokenizer,
