@@ -15,6 +15,7 @@
  * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
  *   npm run bench:engine -- --memory [--texts 200000]    RSS growth over many analysed texts
+ *   npm run bench:engine -- --idle [--calls 200]          one text after an idle spell, wake steering on vs off
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     'model-dir': { type: 'string' },
     provider: { type: 'string', default: 'cpu' },
     memory: { type: 'boolean', default: false },
+    idle: { type: 'boolean', default: false },
+    calls: { type: 'string', default: '200' },
     texts: { type: 'string', default: '200000' },
     quick: { type: 'boolean', default: false },
     batches: { type: 'string', default: '1,8,32,128' },
@@ -246,4 +249,52 @@ async function memoryBench(): Promise<void> {
   console.log(JSON.stringify({ memory_texts: total, rss_before_mb: Number((before / (1 << 20)).toFixed(1)), rss_after_mb: Number((after / (1 << 20)).toFixed(1)), rss_growth_mb: Number(growthMb.toFixed(1)) }));
 }
 
-await (args.memory ? memoryBench() : throughputBench());
+/**
+ * A lightly loaded server: one text at a time after an idle spell, while the JS thread does 0.5 ms of
+ * other work (a chat turn reads the words meanwhile). Two engines, wake steering on and off, take turns
+ * call by call, so machine load hits both alike; the figure is each call's time to its scores.
+ */
+async function idleBench(): Promise<void> {
+  const calls = Number(args.calls);
+  const texts = dairTexts();
+  const opts = { modelDir, executionProvider: provider, inferenceThreads: plan.threads, intraOpThreads: plan.intraOpThreads };
+  const engines = { on: await createEngine({ ...opts, steerWakeups: true }), off: await createEngine({ ...opts, steerWakeups: false }) };
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const result: Record<string, Record<string, number>> = {};
+  for (const idleMs of [2, 10, 50]) {
+    const times: Record<'on' | 'off', number[]> = { on: [], off: [] };
+    for (let i = 0; i < calls; i++) {
+      for (const which of ['on', 'off'] as const) {
+        await new Promise((r) => setTimeout(r, idleMs));
+        const started = performance.now();
+        const scored = engines[which].analyze([texts[i % texts.length]!], { urgent: true });
+        await new Promise((r) => setImmediate(r)); // the batcher hands the text over on this turn
+        busy(0.5);
+        await scored;
+        times[which].push(performance.now() - started);
+      }
+    }
+    const pct = (xs: number[], p: number) => xs.slice().sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))]!;
+    const row = {
+      on_p50_ms: round3(pct(times.on, 50)), on_p90_ms: round3(pct(times.on, 90)),
+      off_p50_ms: round3(pct(times.off, 50)), off_p90_ms: round3(pct(times.off, 90)),
+      on_vs_off_p50: round3(pct(times.on, 50) / pct(times.off, 50)),
+    };
+    result[`idle_${idleMs}ms`] = row;
+    console.log(`idle ${String(idleMs).padStart(2)} ms, then 1 text + 0.5 ms JS work: steering on p50 ${row.on_p50_ms} p90 ${row.on_p90_ms} ms | ` +
+      `off p50 ${row.off_p50_ms} p90 ${row.off_p90_ms} ms | on/off p50 ${row.on_vs_off_p50}`);
+  }
+  console.log(`wake steering active: ${engines.on.info.wakeSteering} (needs Linux and 2+ CPUs)`);
+  await engines.on.close();
+  await engines.off.close();
+  console.log(JSON.stringify({ idle: result, wake_steering: engines.on.info.wakeSteering }));
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+await (args.memory ? memoryBench() : args.idle ? idleBench() : throughputBench());

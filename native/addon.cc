@@ -151,6 +151,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   config.max_run_texts = ReadInt(env, options, "maxRunTexts", 256, 1, 1 << 16);
   config.thread_nice = ReadInt(env, options, "threadNice", 0, 0, 19);
   config.threads = ReadInt(env, options, "threads", 1, 1, 256);
+  config.steer_wakeups = ReadBool(env, options, "steerWakeups", true);
   config.tokenizer = ReadTokenizer(env, options);
   return Worker::Start(env, std::move(config));
 }
@@ -235,6 +236,8 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("intraOpThreads", s.intra_op_threads);
   out.Set("interOpThreads", s.inter_op_threads);
   out.Set("graphOptimization", s.graph_optimization);
+  out.Set("wakeSteering", worker->steering_active());
+  out.Set("steeredWakeups", Napi::Number::New(env, static_cast<double>(worker->steered_wakeups())));
   out.Set("disposed", worker->stopping());
   return out;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
@@ -51,7 +52,7 @@ void StopAllAtExit() {
 
 }  // namespace
 
-Worker::Worker(WorkerConfig config) : config_(std::move(config)) {
+Worker::Worker(WorkerConfig config) : config_(std::move(config)), steering_(config_.steer_wakeups) {
   std::lock_guard<std::mutex> lock(live_mutex);
   Live().insert(this);
 }
@@ -92,6 +93,16 @@ bool Worker::Submit(Napi::Env env, std::unique_ptr<Job> job) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return false;
     queue_.push_back(std::move(job));
+    // An engine idle for a while (a lightly loaded server): the thread about to wake should not land on
+    // this (the JS) thread's CPU. Under load the threads seldom sleep that long, and are left alone.
+    if (steering_.active() && static_cast<int>(sleepers_.size()) == running_ &&
+        std::chrono::steady_clock::now() - idle_since_ >= kSteerAfterIdle) {
+      Sleeper& next = sleepers_.front();  // the longest waiter, whom notify_one() wakes first
+      if (steering_.Steer(next.tid) >= 0) {
+        next.steered = true;
+        ++steered_wakeups_;
+      }
+    }
   }
   wake_.notify_one();
   if (pending_++ == 0) completion_.Ref(env);
@@ -204,12 +215,22 @@ void Worker::Serve() {
 #ifdef __linux__
   pthread_setname_np(pthread_self(), "sentio-engine");  // tells engine threads apart in top -H and the bench
 #endif
+  const pid_t tid = WakeSteering::CurrentThreadId();
+  const auto has_work = [this] { return stopping_ || !tasks_.empty() || !queue_.empty(); };
   for (;;) {
     std::unique_ptr<Job> job;
     Task task{};
+    bool steered = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty() || !queue_.empty(); });
+      if (!has_work()) {
+        sleepers_.push_back({tid, false});
+        if (static_cast<int>(sleepers_.size()) == running_) idle_since_ = std::chrono::steady_clock::now();
+        wake_.wait(lock, has_work);
+        auto me = std::find_if(sleepers_.begin(), sleepers_.end(), [tid](const Sleeper& s) { return s.tid == tid; });
+        steered = me->steered;
+        sleepers_.erase(me);
+      }
       if (stopping_) break;
       // Sub-batches of a started job first: it finishes sooner, and jobs keep their order.
       if (!tasks_.empty()) {
@@ -220,6 +241,7 @@ void Worker::Serve() {
         queue_.pop_front();
       }
     }
+    if (steered) steering_.Restore();  // running now, off the JS thread's CPU: free to use them all again
     if (job) {
       Start(std::move(job));
     } else {

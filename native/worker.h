@@ -17,6 +17,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,6 +30,7 @@
 #include "errors.h"
 #include "session.h"
 #include "tokenizer.h"
+#include "wake_steering.h"
 
 namespace sentio {
 
@@ -41,6 +43,7 @@ struct WorkerConfig {
   // creates and which inherit it: the JS thread (HTTP, timers) then wins every contested core.
   int32_t thread_nice = 0;
   int32_t threads = 1;  // engine threads running jobs concurrently
+  bool steer_wakeups = true;  // see wake_steering.h
 };
 
 struct Job {
@@ -89,6 +92,12 @@ class Worker : public std::enable_shared_from_this<Worker> {
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
   const SessionConfig& session_config() const { return config_.session; }
   int32_t threads() const { return config_.threads; }
+  bool steering_active() const { return steering_.active(); }
+  // Wake-ups Submit() steered off the JS thread's CPU so far (wake_steering.h).
+  uint64_t steered_wakeups() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return steered_wakeups_;
+  }
 
   explicit Worker(WorkerConfig config);  // use Start()
   ~Worker();
@@ -125,6 +134,16 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Job>> queue_;  // jobs not started
   std::deque<Task> tasks_;                  // sub-batches of started jobs (owned by their Job)
+  // Engine threads waiting for work, and whether Submit() narrowed their CPUs (wake_steering.h).
+  struct Sleeper {
+    pid_t tid;
+    bool steered;
+  };
+  std::vector<Sleeper> sleepers_;
+  std::chrono::steady_clock::time_point idle_since_;  // when the last engine thread went to sleep
+  static constexpr std::chrono::milliseconds kSteerAfterIdle{5};
+  uint64_t steered_wakeups_ = 0;
+  const WakeSteering steering_;
   bool stopping_ = false;
   std::unique_ptr<Session> session_;  // created and destroyed on the thread, under mutex_
 

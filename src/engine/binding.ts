@@ -46,6 +46,8 @@ export interface NativeLoadOptions {
   maxRunTexts?: number;
   /** Added to the nice value of the engine's threads (0..19), so that the JS thread wins contested cores. */
   threadNice?: number;
+  /** Linux: keep an idle engine's woken thread off the caller's CPU (native/wake_steering.h). Default true. */
+  steerWakeups?: boolean;
 }
 
 declare const handleBrand: unique symbol;
@@ -79,6 +81,10 @@ export interface NativeInfo {
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: GraphOptimization;
+  /** Linux, 2+ CPUs, steerWakeups on: wakes of an idle engine are kept off the caller's CPU. */
+  wakeSteering: boolean;
+  /** Wakes steered so far. */
+  steeredWakeups: number;
   disposed: boolean;
 }
 

@@ -53,6 +53,8 @@ export interface EngineInfo {
   ortVersion: string;
   /** Engine threads running batches concurrently. */
   inferenceThreads: number;
+  /** Wakes of an idle engine are kept off the caller's CPU (options.steerWakeups, Linux, 2+ CPUs). */
+  wakeSteering: boolean;
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: string;
@@ -110,6 +112,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     graphOptimization: opts.graphOptimization,
     allowSpinning: opts.allowSpinning,
     threadNice: opts.threadNice,
+    steerWakeups: opts.steerWakeups,
     warmup: opts.warmup,
     maxRunTexts: Math.max(opts.maxBatchSize, 1),
   });
@@ -183,6 +186,7 @@ class NativeEngine implements Engine {
       maxLength: ni.maxLength,
       ortVersion: ni.ortVersion,
       inferenceThreads: ni.threads,
+      wakeSteering: ni.wakeSteering,
       intraOpThreads: ni.intraOpThreads,
       interOpThreads: ni.interOpThreads,
       graphOptimization: ni.graphOptimization,
@@ -240,7 +244,7 @@ class NativeEngine implements Engine {
       model: `${i.model.name}@${i.model.version}`,
       maxLength: i.maxLength,
       onnxruntime: i.ortVersion,
-      threads: { inference: i.inferenceThreads, intraOp: i.intraOpThreads, interOp: i.interOpThreads },
+      threads: { inference: i.inferenceThreads, intraOp: i.intraOpThreads, interOp: i.interOpThreads, wakeSteering: i.wakeSteering },
       batching: i.batching,
     };
   }

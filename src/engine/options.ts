@@ -33,6 +33,11 @@ export interface EngineOptions {
   allowSpinning?: boolean;
   /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 0. */
   threadNice?: number;
+  /**
+   * Linux: before waking an idle engine, keep its threads off the calling (JS) thread's CPU, so that the
+   * scheduler does not run the inference there while another CPU idles (docs/engine.md). Default true.
+   */
+  steerWakeups?: boolean;
   /** Check model.onnx and tokenizer.json against the manifest's sha256. Default true. */
   verifyChecksums?: boolean;
   /** Run warm-up batches at load. Default true. */
@@ -69,6 +74,7 @@ export const ENGINE_DEFAULTS = {
   graphOptimization: 'all',
   allowSpinning: false,
   threadNice: 0,
+  steerWakeups: true,
   verifyChecksums: true,
   warmup: true,
   batching: true,
