@@ -265,7 +265,7 @@ async function idleBench(): Promise<void> {
   };
   const result: Record<string, Record<string, number>> = {};
   for (const idleMs of [2, 10, 50]) {
-    const times: Record<'on' | 'off', number[]> = { on: [], off: [] };
+    const times = { on: new Tally(), off: new Tally() };
     for (let i = 0; i < calls; i++) {
       for (const which of ['on', 'off'] as const) {
         await new Promise((r) => setTimeout(r, idleMs));
@@ -274,14 +274,15 @@ async function idleBench(): Promise<void> {
         await new Promise((r) => setImmediate(r)); // the batcher hands the text over on this turn
         busy(0.5);
         await scored;
-        times[which].push(performance.now() - started);
+        const ms = performance.now() - started;
+        times[which].add(1, ms, [ms]);
       }
     }
-    const pct = (xs: number[], p: number) => xs.slice().sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))]!;
+    const ms3 = (x: number) => Number(x.toFixed(3));
     const row = {
-      on_p50_ms: round3(pct(times.on, 50)), on_p90_ms: round3(pct(times.on, 90)),
-      off_p50_ms: round3(pct(times.off, 50)), off_p90_ms: round3(pct(times.off, 90)),
-      on_vs_off_p50: round3(pct(times.on, 50) / pct(times.off, 50)),
+      on_p50_ms: ms3(times.on.pct(50)), on_p90_ms: ms3(times.on.pct(90)),
+      off_p50_ms: ms3(times.off.pct(50)), off_p90_ms: ms3(times.off.pct(90)),
+      on_vs_off_p50: ms3(times.on.pct(50) / times.off.pct(50)),
     };
     result[`idle_${idleMs}ms`] = row;
     console.log(`idle ${String(idleMs).padStart(2)} ms, then 1 text + 0.5 ms JS work: steering on p50 ${row.on_p50_ms} p90 ${row.on_p90_ms} ms | ` +
@@ -291,10 +292,6 @@ async function idleBench(): Promise<void> {
   await engines.on.close();
   await engines.off.close();
   console.log(JSON.stringify({ idle: result, wake_steering: engines.on.info.wakeSteering }));
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }
 
 await (args.memory ? memoryBench() : args.idle ? idleBench() : throughputBench());

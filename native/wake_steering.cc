@@ -16,14 +16,14 @@ WakeSteering::WakeSteering(bool enabled) {
 
 pid_t WakeSteering::CurrentThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
-int WakeSteering::Steer(pid_t tid) const {
-  if (!active_) return -1;
+bool WakeSteering::Steer(pid_t tid) const {
+  if (!active_) return false;
   const int cpu = sched_getcpu();
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed_)) return -1;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed_)) return false;
   cpu_set_t others = allowed_;
   CPU_CLR(cpu, &others);
   // Failure (the thread has exited, a cgroup took the CPUs) leaves the scheduler's choice: harmless.
-  return sched_setaffinity(tid, sizeof(others), &others) == 0 ? cpu : -1;
+  return sched_setaffinity(tid, sizeof(others), &others) == 0;
 }
 
 void WakeSteering::Restore() const {
@@ -34,7 +34,7 @@ void WakeSteering::Restore() const {
 
 WakeSteering::WakeSteering(bool) {}
 pid_t WakeSteering::CurrentThreadId() { return 0; }
-int WakeSteering::Steer(pid_t) const { return -1; }
+bool WakeSteering::Steer(pid_t) const { return false; }
 void WakeSteering::Restore() const {}
 
 #endif

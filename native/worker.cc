@@ -97,8 +97,10 @@ bool Worker::Submit(Napi::Env env, std::unique_ptr<Job> job) {
     // this (the JS) thread's CPU. Under load the threads seldom sleep that long, and are left alone.
     if (steering_.active() && static_cast<int>(sleepers_.size()) == running_ &&
         std::chrono::steady_clock::now() - idle_since_ >= kSteerAfterIdle) {
-      Sleeper& next = sleepers_.front();  // the longest waiter, whom notify_one() wakes first
-      if (steering_.Steer(next.tid) >= 0) {
+      // The longest waiter, whom glibc's notify_one() wakes first in practice; if another wakes instead,
+      // this one stays narrowed only while it sleeps.
+      Sleeper& next = sleepers_.front();
+      if (steering_.Steer(next.tid)) {
         next.steered = true;
         ++steered_wakeups_;
       }
