@@ -34,8 +34,9 @@ export interface EngineOptions {
   /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 0. */
   threadNice?: number;
   /**
-   * Linux: before waking an idle engine, keep its threads off the calling (JS) thread's CPU, so that the
-   * scheduler does not run the inference there while another CPU idles (docs/engine.md). Default true.
+   * Linux: when waking an engine idle for 5 ms or more, keep the thread it wakes off the calling (JS)
+   * thread's CPU, so that the scheduler does not run the inference there while another CPU idles
+   * (docs/engine.md#wake-steering). Default true.
    */
   steerWakeups?: boolean;
   /** Check model.onnx and tokenizer.json against the manifest's sha256. Default true. */
