@@ -18,11 +18,16 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the output is complete only once the pipes have closed.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join('\n')}`)), 60_000);
-    const onLine = (buf: Buffer) => {
-      for (const line of buf.toString().split('\n')) {
+    // A line may straddle two reads of the pipe.
+    const partial = { stdout: '', stderr: '' };
+    const onData = (from: 'stdout' | 'stderr') => (buf: Buffer) => {
+      const lines = (partial[from] + buf.toString()).split('\n');
+      partial[from] = lines.pop()!;
+      for (const line of lines) {
         if (!line) continue;
         output.push(line);
         recordServerLog(line);
@@ -32,9 +37,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
         }
       }
     };
-    child.stdout!.on('data', onLine);
-    child.stderr!.on('data', onLine);
+    child.stdout!.on('data', onData('stdout'));
+    child.stderr!.on('data', onData('stderr'));
     void exited.then((code) => reject(new Error(`server exited with ${code}:\n${output.join('\n')}`)));
   });
   return { child, port, base: `http://127.0.0.1:${port}`, output, exited };
 }
+

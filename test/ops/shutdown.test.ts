@@ -33,6 +33,8 @@ describe('graceful shutdown', () => {
     expect(inFlightAtStop).toBeGreaterThan(0);
     expect(results.failedInFlight).toBe(0);
     expect(p.output.some((l) => l.includes('shutting down'))).toBe(true);
+    // Log lines still queued for writing at exit are written too: one access line per answered request.
+    expect(p.output.filter((l) => l.includes('"msg":"request"')).length).toBe(results.ok);
     // The port no longer accepts.
     await expect(fetch(`${p.base}/healthz`)).rejects.toThrow();
   }, 90_000);
