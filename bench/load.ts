@@ -85,13 +85,14 @@ interface CpuBudget {
   serverOther: number;
 }
 
-async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget }> {
+async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number } }> {
   const server0 = child.cpuSeconds();
   const self0 = process.cpuUsage(); // this process is, for the run's duration, the load generator
   const r = await runLoad({ ...spec, url: `http://127.0.0.1:${child.port}`, headers: { 'x-api-key': KEY, ...spec.headers } });
   const self = process.cpuUsage(self0);
   const server = child.cpuSeconds();
   r.rssMb = child.rssMb();
+  const heap = await v8Heap(child);
   const n = Math.max(1, r.rps * r.durationS);
   const cpu: CpuBudget = {
     generator: round((self.user + self.system) / n),
@@ -99,9 +100,24 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
     serverEngine: round(((server.engine - server0.engine) * 1e6) / n),
     serverOther: round(((server.other - server0.other) * 1e6) / n),
   };
-  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB`);
+  const heapNote = heap ? ` (V8 heap ${heap.usedMb.toFixed(0)} used of ${heap.totalMb.toFixed(0)})` : '';
+  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
   log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}`);
-  return { ...r, cpuUsPerRequest: cpu };
+  return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}) };
+}
+
+/** Sentio's V8 heap from its /metrics, to tell garbage not yet collected from native memory in the RSS. */
+async function v8Heap(child: Child): Promise<{ usedMb: number; totalMb: number } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${child.port}/metrics`);
+    if (!res.ok) return undefined; // the peer stack has no /metrics
+    const text = await res.text();
+    const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]) / 2 ** 20;
+    const heap = { usedMb: round(mb('sentio_nodejs_heap_size_used_bytes')), totalMb: round(mb('sentio_nodejs_heap_size_total_bytes')) };
+    return Number.isFinite(heap.usedMb) && Number.isFinite(heap.totalMb) ? heap : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Steady state, not start-up, is measured: each server first serves single-message load, unrecorded

@@ -47,6 +47,8 @@ const EnvSchema = z.object({
   SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1),
   /** Requests in progress at once; past it new ones get 503 at once (each may hold a 1 MiB body). */
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
+  /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
+  SENTIO_HEAP_GROWTH_PERCENT: int(100, 0, 1_000),
   SENTIO_MODEL_DIR: z.string().default('models/emotion'),
   SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
   /** Engine threads running batches in parallel; 0 = one per core up to 4 (docs/engine.md). */
@@ -99,6 +101,7 @@ export interface Config {
   limits: Limits;
   requestTimeoutMs: number;
   maxInFlight: number;
+  heapGrowthPercent: number;
   engine: {
     modelDir: string;
     executionProvider: Env['SENTIO_EXECUTION_PROVIDER'];
@@ -183,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
     maxInFlight: e.SENTIO_MAX_IN_FLIGHT,
+    heapGrowthPercent: e.SENTIO_HEAP_GROWTH_PERCENT,
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,
       executionProvider: e.SENTIO_EXECUTION_PROVIDER,
