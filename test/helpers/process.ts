@@ -43,4 +43,3 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   });
   return { child, port, base: `http://127.0.0.1:${port}`, output, exited };
 }
-
