@@ -27,8 +27,8 @@ async function main(): Promise<void> {
     throw err;
   }
   // V8 otherwise lets the heap grow to about 4x what survives a full collection: under the load benchmark
-  // 250 MB of heap for 50 MB live, and an RSS past 400 MB. Read by V8 at every heap resize, so setting it
-  // now, before the heap has grown, takes effect (docs/deployment.md).
+  // 250 MB of heap for 50 MB live, and an RSS past 400 MB. V8 reads the flag whenever it sets the next
+  // collection's limit, so setting it now takes effect (the benchmark shows it; docs/deployment.md#memory).
   if (config.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
   const logger = createLogger(config.logLevel);
   for (const w of warnings) logger.warn(w);

@@ -14,7 +14,7 @@ describe('heap growth setting', () => {
     expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HEAP_GROWTH_PERCENT: 'lots' })).toThrow(/SENTIO_HEAP_GROWTH_PERCENT/);
   });
 
-  it('the server process starts with it set and refuses a bad value before loading the model', async () => {
+  it('a server process started with it answers and exits 0; a bad value stops start-up, naming it', async () => {
     const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HEAP_GROWTH_PERCENT: '50' });
     const r = await fetch(`${p.base}/v2/emotions/analysis`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
