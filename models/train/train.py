@@ -115,7 +115,8 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
             report = (lambda _e, b=branch: "dev {accuracy:.4f}/{macro_f1:.4f}".format(**six_scores(b, dair_dev, enc))) \
                 if dair_dev else None
             fit(branch, "softmax", rows_for(first + k, teacher), enc, epochs=args.epochs, lr=args.lr, seed=seed,
-                wdrop=args.wdrop, report=report, log=log, name=f"six {role} {k + 1}/{n}", swa_from=args.swa_from)
+                wdrop=args.wdrop, report=report, log=log, name=f"six {role} {k + 1}/{n}", swa_from=args.swa_from,
+                adv=args.adv)
             members.append(branch)
             if dair_dev:
                 dev_sum += predict(branch, "softmax", [t for t, _ in dair_dev], enc)
@@ -244,7 +245,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--epochs", type=int, default=6, help="six-way student epochs")
-    ap.add_argument("--six-members", type=int, default=2,
+    ap.add_argument("--six-members", type=int, default=3,
                     help="independently trained six-way members (3: dair val 0.928/0.904 but about a third slower)")
     ap.add_argument("--teachers", type=int, default=0,
                     help="train this many six-way members first and distil their mean into the students")
@@ -256,6 +257,8 @@ def main() -> None:
                     help="keep 10%% of dair-ai train out as dev and report it (for choosing the recipe); "
                          "the final model trains on all of train")
     ap.add_argument("--swa-from", type=int, default=None, help="average weights from this epoch on")
+    ap.add_argument("--adv", type=float, default=1.0,
+                    help="six-way members: adversarial training on the embeddings with this step norm (0: off)")
     ap.add_argument("--smooth", type=float, default=0.1)
     ap.add_argument("--wdrop", type=float, default=0.0)
     ap.add_argument("--p-chat", type=float, default=0.3, help="share of dair rows also seen chat-styled")
@@ -273,7 +276,7 @@ def main() -> None:
     ap.add_argument("--va-pseudo-w", type=float, default=1.0)
     ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
     ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
-    ap.add_argument("--version", default="1.1.0")
+    ap.add_argument("--version", default="1.2.0")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))

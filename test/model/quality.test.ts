@@ -42,11 +42,11 @@ function entropy(d: Record<string, number>): number {
   return -Object.values(d).reduce((s, p) => s + (p > 0 ? p * Math.log(p) : 0), 0);
 }
 
-// The issue's bar on dair-ai val is accuracy >= 0.93 and macro-F1 >= 0.90. Model 1.1.0 measures
-// 0.9225 / 0.895 (see models/emotion/MODEL.md), so: the guard fails on any regression below that level,
+// The issue's bar on dair-ai val is accuracy >= 0.93 and macro-F1 >= 0.90. Model 1.2.0 measures
+// 0.927 / 0.8995 (see models/emotion/MODEL.md), so: the guard fails on any regression below that level,
 // and the bar itself is a known failure (`it.fails`): once a model reaches it, this test turns red and
 // the marker must be removed, so the bar becomes the guard.
-const SHIPPED = { accuracy: 0.92, macroF1: 0.89 };
+const SHIPPED = { accuracy: 0.925, macroF1: 0.895 };
 const BAR = { accuracy: 0.93, macroF1: 0.9 };
 const haveVal = existsSync(dairVal);
 
