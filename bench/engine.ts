@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { native } from '../src/engine/binding.js';
 import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { createEngine } from '../src/engine/engine.js';
+import { closedLoop } from './lib/closed-loop.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
 import { threadPlan } from '../src/engine/options.js';
@@ -85,31 +86,6 @@ class Tally {
     const s = this.latencies.slice().sort((a, b) => a - b);
     return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
   }
-}
-
-/**
- * `callers` closed-loop callers, each calling `once(k)` (k = a running text index) until `ms` passes;
- * returns texts done, elapsed ms and per-call latencies.
- */
-async function closedLoop(callers: number, ms: number, textsPerCall: number, once: (k: number) => Promise<unknown>) {
-  const latencies: number[] = [];
-  let next = 0;
-  let done = 0;
-  const start = performance.now();
-  const stopAt = start + ms;
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      while (performance.now() < stopAt) {
-        const k = next;
-        next += textsPerCall;
-        const t0 = performance.now();
-        await once(k);
-        latencies.push(performance.now() - t0);
-        done += textsPerCall;
-      }
-    }),
-  );
-  return { texts: done, ms: performance.now() - start, latencies };
 }
 
 function fmt(n: number, digits = 0): string {

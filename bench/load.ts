@@ -21,6 +21,7 @@ import net from 'node:net';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
+import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
 import { startChild } from './lib/process.js';
@@ -55,17 +56,8 @@ async function rawEngine(): Promise<{ best: number; bySize: Record<number, numbe
     // for this thread between batches: its full capacity at each size, as `npm run bench:engine` measures it.
     const outstanding = engine.info.batching.maxBatchesInFlight;
     for (const size of [8, 32, 64, 128]) {
-      const until = performance.now() + (quick ? 1_500 : 4_000);
-      let n = 0;
-      const started = performance.now();
-      await Promise.all(Array.from({ length: outstanding }, async () => {
-        while (performance.now() < until) {
-          const batch = Array.from({ length: size }, nextText);
-          await engine.analyze(batch);
-          n += size;
-        }
-      }));
-      bySize[size] = n / ((performance.now() - started) / 1000);
+      const r = await closedLoop(outstanding, quick ? 1_500 : 4_000, size, () => engine.analyze(Array.from({ length: size }, nextText)));
+      bySize[size] = r.texts / (r.ms / 1000);
       log(`raw engine  batch ${String(size).padStart(3)}: ${bySize[size]!.toFixed(0)} texts/s`);
     }
   } finally {
