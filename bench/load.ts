@@ -5,8 +5,9 @@
  *  peer         node:http + onnxruntime-node JS API + JS tokenization, one inference per request
  *  unbatched    Sentio with SENTIO_BATCHING=0
  *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state, chat
- *               (non-streaming, against bench/chat.ts's fake upstream), and a sweep of offered load
- *               for the latency chart
+ *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
+ *               again on long sessions (contexts holding the most messages a context keeps), and a sweep
+ *               of offered load for the latency chart
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
@@ -64,6 +65,20 @@ async function rawEngine(): Promise<{ best: number; bySize: Record<number, numbe
     await engine.close();
   }
   return { best: Math.max(...Object.values(bySize)), bySize };
+}
+
+/** Fill contexts `long-0` … to `messages` stored messages each, 64 messages per request (the default cap). */
+async function fillContexts(child: Child, contexts: number, messages: number): Promise<void> {
+  const fill = async (c: number) => {
+    for (let n = 0; n < messages; n += 64) {
+      const body = JSON.stringify({ messages: Array.from({ length: Math.min(64, messages - n) }, () => ({ content: { text: nextText() } })) });
+      const res = await fetch(`http://127.0.0.1:${child.port}/v2/emotions/long-${c}/analysis`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body,
+      });
+      if (!res.ok) throw new Error(`filling context long-${c}: HTTP ${res.status} ${await res.text()}`);
+    }
+  };
+  for (let c = 0; c < contexts; c += 8) await Promise.all(Array.from({ length: Math.min(8, contexts - c) }, (_, i) => fill(c + i)));
 }
 
 async function sentioChild(extraEnv: Record<string, string> = {}): Promise<Child> {
@@ -173,7 +188,14 @@ async function main(): Promise<void> {
     name: 'sentio v2 chat (64 conn)', connections: 64, durationS: D, path: '/v2/chat/completions',
     body: () => JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: nextText() }] }),
   });
-  results.push(v2, v1, context, batch32, getState, chat);
+  // Long sessions: contexts at the default bound of stored messages (SENTIO_CONTEXT_MAX_MESSAGES, 1,000),
+  // so that every analysis and state read meets a full history. Their cost should not grow with it.
+  const LONG_CONTEXTS = 32;
+  const LONG_HISTORY = 1_000;
+  await fillContexts(sentio, LONG_CONTEXTS, LONG_HISTORY);
+  const contextLong = await measure(sentio, { name: `sentio v2 context, ${LONG_HISTORY} stored (64 conn)`, connections: 64, durationS: D, path: () => `/v2/emotions/long-${ctx++ % LONG_CONTEXTS}/analysis`, body: single });
+  const getStateLong = await measure(sentio, { name: `sentio v2 GET state, ${LONG_HISTORY} stored (64 conn)`, connections: 64, durationS: D, method: 'GET', path: () => `/v2/emotions/long-${ctx++ % LONG_CONTEXTS}` });
+  results.push(v2, v1, context, batch32, getState, chat, contextLong, getStateLong);
 
   const sweep: LoadResult[] = [];
   for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
@@ -200,6 +222,9 @@ async function main(): Promise<void> {
     p99_ms_at_70pct: at70.latencyMs.p99,
     chat_rps: round(chat.rps),
     chat_p50_ms: chat.latencyMs.p50,
+    // Long sessions against the short ones of the same run (contexts of about 10–60 messages)
+    context_long_vs_short: round(contextLong.rps / context.rps, 3),
+    state_long_vs_short: round(getStateLong.rps / getState.rps, 3),
     rss_mb: round(rssMb),
     v2_cpu_us_per_request: v2.cpuUsPerRequest,
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
@@ -208,6 +233,7 @@ async function main(): Promise<void> {
     quick,
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw}`);
+  log(`long sessions (1,000 stored messages) against short ones: context analysis ${summary.context_long_vs_short}, GET state ${summary.state_long_vs_short}`);
   const c = v2.cpuUsPerRequest;
   log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
   log(`bars:   sentio/peer >= 1.3: ${summary.sentio_vs_peer >= 1.3}  sentio/raw >= 0.6: ${summary.sentio_vs_raw >= 0.6}  batch32/raw >= 0.8: ${summary.batch32_vs_raw >= 0.8}  p99@70% <= 50 ms: ${summary.p99_ms_at_70pct <= 50}  rss <= 400 MB: ${summary.rss_mb <= 400}`);

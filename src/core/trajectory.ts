@@ -2,7 +2,7 @@
  * A context's emotional trajectory (V2): the recent valence trend and the long-run baseline.
  * Definitions and thresholds: docs/context-and-trajectory.md.
  */
-import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
+import { EMOTIONS, SUB_EMOTIONS } from './emotions.js';
 import type { Emotion, EmotionVector, Scores, SubEmotionVector } from './emotions.js';
 import type { StoredMessage } from '../store/context-store.js';
 
@@ -57,16 +57,26 @@ export function trendOf(messages: readonly StoredMessage[]): Trend {
 export function baselineOf(messages: readonly StoredMessage[]): Baseline | undefined {
   const n = messages.length;
   if (n === 0) return undefined;
-  const mean = (f: (m: StoredMessage) => number) => messages.reduce((a, m) => a + f(m), 0) / n;
-  const counts = new Map<Emotion, number>();
-  for (const m of messages) counts.set(m.eq.category, (counts.get(m.eq.category) ?? 0) + 1);
+  let intensity = 0;
+  let valence = 0;
+  let arousal = 0;
+  let discovery = 0;
+  const counts = new Map<Emotion, number>(); // in first-seen order, which breaks ties below
+  for (const m of messages) {
+    intensity += m.eq.intensity;
+    valence += m.eq.valence;
+    arousal += m.eq.arousal;
+    discovery += m.eq.discoveryScore;
+    counts.set(m.eq.category, (counts.get(m.eq.category) ?? 0) + 1);
+  }
+  // The commonest category; on a tie the newest message's, else the one seen first.
   let dominantCategory: Emotion = messages[n - 1]!.eq.category;
-  for (const [e, c] of counts) if (c > (counts.get(dominantCategory) ?? 0)) dominantCategory = e;
+  for (const [e, c] of counts) if (c > counts.get(dominantCategory)!) dominantCategory = e;
   return {
-    averageIntensity: mean((m) => m.eq.intensity),
-    baselineValence: mean((m) => m.eq.valence),
-    averageArousal: mean((m) => m.eq.arousal),
-    averageDiscovery: mean((m) => m.eq.discoveryScore),
+    averageIntensity: intensity / n,
+    baselineValence: valence / n,
+    averageArousal: arousal / n,
+    averageDiscovery: discovery / n,
     dominantCategory,
     messageCount: n,
   };
@@ -80,15 +90,36 @@ export function scoresOf(m: StoredMessage): Scores {
   return { raw, sub, valence: m.valence, arousal: m.arousal, tokens: m.tokens };
 }
 
+/**
+ * Messages the aggregate state reads back: past 24 half-lives a message weighs under 2^-24 of the newest
+ * (below float32 resolution, which is all the model's scores have), so the state costs the same for a
+ * context of 10 messages or of 1,000.
+ */
+export const STATE_WINDOW = STATE_HALF_LIFE * 24;
+
 /** The context's current state: stored messages mixed with weights that halve every STATE_HALF_LIFE messages. */
 export function aggregateState(messages: readonly StoredMessage[]): Scores | undefined {
   const n = messages.length;
   if (n === 0) return undefined;
-  const weighted = messages.map((m, i) => {
-    const s = scoresOf(m);
+  const raw = new Float64Array(EMOTIONS.length);
+  const sub = new Float64Array(SUB_EMOTIONS.length);
+  let valence = 0;
+  let arousal = 0;
+  let weights = 0;
+  for (let i = Math.max(0, n - STATE_WINDOW); i < n; i++) {
+    const m = messages[i]!;
     const w = Math.pow(0.5, (n - 1 - i) / STATE_HALF_LIFE);
-    return { ...s, tokens: w }; // combineScores weights by `tokens`
-  });
-  const state = combineScores(weighted);
-  return { ...state, tokens: messages.reduce((a, m) => a + m.tokens, 0) };
+    weights += w;
+    for (let j = 0; j < raw.length; j++) raw[j]! += w * m.raw[j]!;
+    for (let j = 0; j < sub.length; j++) sub[j]! += w * m.sub[j]!;
+    valence += w * m.valence;
+    arousal += w * m.arousal;
+  }
+  let tokens = 0;
+  for (const m of messages) tokens += m.tokens;
+  const rawOut = {} as EmotionVector;
+  EMOTIONS.forEach((e, j) => (rawOut[e] = raw[j]! / weights));
+  const subOut = {} as SubEmotionVector;
+  SUB_EMOTIONS.forEach((e, j) => (subOut[e] = sub[j]! / weights));
+  return { raw: rawOut, sub: subOut, valence: valence / weights, arousal: arousal / weights, tokens };
 }

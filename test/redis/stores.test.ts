@@ -71,6 +71,31 @@ describe('RedisContextStore', () => {
     expect(await a.get('cache')).toBeUndefined();
   });
 
+  it('an append to the history held here moves no list, and every record equals what Redis holds', async () => {
+    const a = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 });
+    const b = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 });
+    const fresh = async () => (await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 }).get('delta'))!;
+    await a.append('delta', [message('d0')]);
+    for (let i = 1; i <= 7; i++) {
+      const m = message(`d${i}`);
+      const r = await a.append('delta', [m]);
+      // Redis answered without the list: the new message is the object appended, not a decoded copy.
+      expect(r.messages.at(-1)).toBe(m);
+      const truth = await fresh();
+      expect(r.messages).toEqual(truth.messages);
+      expect(r.total).toBe(truth.total);
+      expect(r.total).toBe(i + 1);
+    }
+    expect((await fresh()).messages.map((x) => x.id)).toEqual(['d3', 'd4', 'd5', 'd6', 'd7']);
+    // Another instance appended in between: the history held here is stale, so Redis sends the list.
+    await b.append('delta', [message('b0')]);
+    const m = message('d8');
+    const r = await a.append('delta', [m]);
+    expect(r.messages.at(-1)).not.toBe(m);
+    expect(r.messages.map((x) => x.id)).toEqual(['d5', 'd6', 'd7', 'b0', 'd8']);
+    expect(r.messages).toEqual((await fresh()).messages);
+  });
+
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });

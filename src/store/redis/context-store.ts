@@ -5,10 +5,11 @@
  * after this append, and because it can branch (start afresh when the context is logically expired).
  * Expiry is Redis's own PEXPIRE, sliding on every write like the in-process store; reads do not extend it.
  *
- * Reads keep the records they decoded (bounded by messages) and send Redis the version they hold; Redis
- * answers "unchanged" without the message list when it still is, so polling a context's state does not
- * move and decode its whole history every time. The version check runs inside Redis at read time, so a
- * read never returns anything older than what Redis holds.
+ * Reads and appends keep the records they decoded (bounded by messages) and send Redis the version they
+ * hold; Redis answers without the message list when that version is current (a read: unchanged; an
+ * append: it applied to exactly that history), so neither polling a context's state nor adding to a long
+ * session moves and decodes its whole history every time. The version check runs inside Redis, so a
+ * record is never older than what Redis holds.
  */
 import { LRUCache } from 'lru-cache';
 import type { ContextRecord, ContextStore, StoredMessage } from '../context-store.js';
@@ -16,24 +17,29 @@ import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { contextKeys, contextMetaPattern } from './keys.js';
 
-// KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), message...
-// Returns {createdAt, total, messages}.
+// KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), version held by the caller
+// ('' for none), message...
+// Returns {createdAt, total} when the context stood at the caller's version before this append, else
+// {createdAt, total, messages}.
 const APPEND = `
-local now, ttl, max, stale = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local now, ttl, max, stale, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 if stale > 0 then
   local updated = redis.call('HGET', KEYS[1], 'updatedAt')
   if updated and tonumber(updated) <= stale then redis.call('DEL', KEYS[1], KEYS[2]) end
 end
+local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
+local current = held ~= '' and m[1] and m[2] and (m[1] .. ':' .. m[2] .. ':' .. (m[3] or '0')) == held
 redis.call('HSETNX', KEYS[1], 'createdAt', now)
 redis.call('HSET', KEYS[1], 'updatedAt', now)
-local n = #ARGV - 4
+local n = #ARGV - 5
 local total = redis.call('HINCRBY', KEYS[1], 'total', n)
 if n > 0 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 5))
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
   redis.call('LTRIM', KEYS[2], -max, -1)
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
 redis.call('PEXPIRE', KEYS[1], ttl)
+if current then return {redis.call('HGET', KEYS[1], 'createdAt'), tostring(total)} end
 return {redis.call('HGET', KEYS[1], 'createdAt'), tostring(total), redis.call('LRANGE', KEYS[2], 0, -1)}
 `;
 
@@ -62,7 +68,7 @@ export interface RedisContextStoreOptions {
   now?: (() => number) | undefined;
 }
 
-type AppendReply = [Buffer, Buffer, Buffer[]];
+type AppendReply = [Buffer, Buffer] | [Buffer, Buffer, Buffer[]];
 type ReadReply = null | [Buffer, Buffer, Buffer] | [Buffer, Buffer, Buffer, Buffer[]];
 
 function versionOf(r: ContextRecord): string {
@@ -120,15 +126,25 @@ export class RedisContextStore implements ContextStore {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
-    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), ...messages.map(encode)];
-    const [createdAt, total, list] = await this.#redis.run((c) =>
+    const held = this.#cache.get(contextId);
+    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), held ? versionOf(held) : '', ...messages.map(encode)];
+    const reply = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
+    let list: StoredMessage[];
+    if (reply.length === 2) {
+      if (!held) throw new Error('redis: an append against a context this process does not hold. This is a bug.');
+      // Redis applied this append to exactly the history held here: extend it as Redis did (push, trim).
+      const all = [...held.messages, ...messages];
+      list = all.length > this.#maxMessages ? all.slice(all.length - this.#maxMessages) : all;
+    } else {
+      list = reply[2].map((b) => decode<StoredMessage>(b));
+    }
     const record: ContextRecord = {
       id: contextId,
-      createdAt: Number(createdAt.toString()),
+      createdAt: Number(reply[0].toString()),
       updatedAt: now,
-      total: Number(total.toString()),
-      messages: list.map((b) => decode<StoredMessage>(b)),
+      total: Number(reply[1].toString()),
+      messages: list,
     };
     this.#cache.set(contextId, record);
     return record;

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { EMOTIONS, SUB_EMOTIONS } from '../../src/core/emotions.js';
+import type { Emotion } from '../../src/core/emotions.js';
+import { STATE_HALF_LIFE, STATE_WINDOW, aggregateState, baselineOf, trendOf } from '../../src/core/trajectory.js';
+import type { StoredMessage } from '../../src/store/context-store.js';
+
+/** A deterministic pseudo-random history (no model needed: these are the stored numbers' arithmetic). */
+function history(n: number, seed = 1): StoredMessage[] {
+  let s = seed;
+  const rnd = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return Array.from({ length: n }, (_, i) => {
+    const raw = EMOTIONS.map(() => rnd());
+    const sum = raw.reduce((a, b) => a + b, 0);
+    return {
+      id: `m${i}`, role: 'user', text: `message ${i}`, at: i, tokens: 1 + (i % 7),
+      raw: raw.map((x) => x / sum), sub: SUB_EMOTIONS.map(() => rnd()), valence: 2 * rnd() - 1, arousal: rnd(),
+      eq: {
+        category: EMOTIONS[Math.floor(rnd() * EMOTIONS.length)]!, intensity: rnd(), intensityLevel: 'moderate', valence: 2 * rnd() - 1,
+        arousal: rnd(), complexity: 'simple', wonderIndex: rnd(), discoveryScore: rnd(), discoveryLevel: 'normal',
+      },
+    };
+  });
+}
+
+/** The documented definition, over every stored message: weights halve every STATE_HALF_LIFE messages back. */
+function definition(messages: StoredMessage[]) {
+  const n = messages.length;
+  const w = messages.map((_, i) => 0.5 ** ((n - 1 - i) / STATE_HALF_LIFE));
+  const total = w.reduce((a, b) => a + b, 0);
+  const mix = (f: (m: StoredMessage) => number) => messages.reduce((a, m, i) => a + w[i]! * f(m), 0) / total;
+  return {
+    raw: EMOTIONS.map((_, j) => mix((m) => m.raw[j]!)),
+    sub: SUB_EMOTIONS.map((_, j) => mix((m) => m.sub[j]!)),
+    valence: mix((m) => m.valence),
+    arousal: mix((m) => m.arousal),
+  };
+}
+
+describe('aggregate state', () => {
+  it('equals the full-history definition for short and long contexts, though it reads only the recent window', () => {
+    for (const n of [1, 2, 7, STATE_WINDOW, STATE_WINDOW + 1, 1_000]) {
+      const messages = history(n, n);
+      const got = aggregateState(messages)!;
+      const want = definition(messages);
+      // The messages left out weigh under 2^-24 of the whole, so the two agree far below the 4 decimals reported.
+      EMOTIONS.forEach((e, j) => expect(got.raw[e]).toBeCloseTo(want.raw[j]!, 7));
+      SUB_EMOTIONS.forEach((e, j) => expect(got.sub[e]).toBeCloseTo(want.sub[j]!, 7));
+      expect(got.valence).toBeCloseTo(want.valence, 7);
+      expect(got.arousal).toBeCloseTo(want.arousal, 7);
+      expect(got.tokens).toBe(messages.reduce((a, m) => a + m.tokens, 0));
+    }
+  });
+
+  it('follows the conversation: the newest message weighs most', () => {
+    const messages = history(40);
+    for (const m of messages) m.raw = EMOTIONS.map((e) => (e === 'sadness' ? 1 : 0));
+    messages[39]!.raw = EMOTIONS.map((e) => (e === 'joy' ? 1 : 0));
+    const s = aggregateState(messages)!;
+    expect(s.raw.joy).toBeCloseTo(1 / definitionWeightSum(40), 12);
+    expect(s.raw.sadness + s.raw.joy).toBeCloseTo(1, 12);
+    expect(aggregateState([])).toBeUndefined();
+  });
+});
+
+function definitionWeightSum(n: number): number {
+  let t = 0;
+  for (let k = 0; k < n; k++) t += 0.5 ** (k / STATE_HALF_LIFE);
+  return t;
+}
+
+describe('baseline', () => {
+  it('averages every stored message', () => {
+    const messages = history(1_000, 3);
+    const b = baselineOf(messages)!;
+    const mean = (f: (m: StoredMessage) => number) => messages.reduce((a, m) => a + f(m), 0) / messages.length;
+    expect(b.messageCount).toBe(1_000);
+    expect(b.averageIntensity).toBeCloseTo(mean((m) => m.eq.intensity), 12);
+    expect(b.baselineValence).toBeCloseTo(mean((m) => m.eq.valence), 12);
+    expect(b.averageArousal).toBeCloseTo(mean((m) => m.eq.arousal), 12);
+    expect(b.averageDiscovery).toBeCloseTo(mean((m) => m.eq.discoveryScore), 12);
+    expect(baselineOf([])).toBeUndefined();
+  });
+
+  it('names the commonest category; a tie goes to the newest message, else to the one seen first', () => {
+    const withCategories = (cats: Emotion[]) => history(cats.length).map((m, i) => ({ ...m, eq: { ...m.eq, category: cats[i]! } }));
+    expect(baselineOf(withCategories(['joy', 'anger', 'anger', 'joy', 'fear']))!.dominantCategory).toBe('joy');
+    expect(baselineOf(withCategories(['joy', 'anger', 'anger', 'joy']))!.dominantCategory).toBe('joy');
+    expect(baselineOf(withCategories(['anger', 'joy', 'anger', 'joy', 'joy', 'sadness']))!.dominantCategory).toBe('joy');
+    expect(baselineOf(withCategories(['fear', 'joy', 'sadness', 'love']))!.dominantCategory).toBe('love');
+  });
+});
+
+describe('trend', () => {
+  it('works the documented example: valences -0.6, -0.1, 0.5 are improving by 1.1', () => {
+    const messages = history(3).map((m, i) => ({ ...m, eq: { ...m.eq, valence: [-0.6, -0.1, 0.5][i]! } }));
+    const t = trendOf(messages);
+    expect(t.direction).toBe('improving');
+    expect(t.valenceTrend).toBeCloseTo(1.1, 12);
+  });
+});
