@@ -13,10 +13,9 @@
  * Results: bench/results/chat-<time>.json, then one JSON line on stdout.
  */
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { startChild } from './lib/process.js';
+import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { FakeLlm } from '../test/helpers/fake-llm.js';
@@ -71,15 +70,6 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function percentiles(xs: number[]): Percentiles {
   const s = [...xs].sort((a, b) => a - b);

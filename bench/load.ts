@@ -13,25 +13,30 @@
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
  * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
  * `--provider cuda` runs the raw engine and Sentio on the GPU (docs/gpu.md); the peer stays onnxruntime-node
- * on CPU, as its npm install gives it.
+ * on CPU, as its npm install gives it. `--store redis` keeps Sentio's state (contexts, rate limits,
+ * idempotency) in a throw-away redis-server on loopback, as several instances would share it.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
-import net from 'node:net';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
-import { startChild } from './lib/process.js';
+import { freePort, startChild, startRedis } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { lineChartSvg } from './lib/chart.js';
 
 const quick = process.argv.includes('--quick');
 const providerArg = process.argv.indexOf('--provider');
 const provider = (providerArg > 0 ? process.argv[providerArg + 1] : 'cpu') as ExecutionProvider;
+const storeArg = process.argv.indexOf('--store');
+const store = storeArg > 0 ? process.argv[storeArg + 1] : 'memory';
+if (store !== 'memory' && store !== 'redis') throw new Error(`--store must be memory or redis, not ${store}`);
+let redisUrl: string | undefined;
+let children = 0;
 const D = quick ? 3 : 10;
 const KEY = 'sentio_bench_key';
 const texts = benchTexts();
@@ -39,15 +44,6 @@ let cursor = 0;
 const nextText = () => texts[cursor++ % texts.length]!;
 const single = () => JSON.stringify({ messages: [{ content: { text: nextText() } }] });
 const log = (s: string) => process.stderr.write(`${s}\n`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function rawEngine(): Promise<{ best: number; bySize: Record<number, number> }> {
   const engine = await createEngine({ batching: false, maxBatchSize: 256, executionProvider: provider });
@@ -86,6 +82,7 @@ async function sentioChild(extraEnv: Record<string, string> = {}): Promise<Child
   return startChild('dist/src/main.js', [], {
     SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
     SENTIO_EXECUTION_PROVIDER: provider, ...extraEnv,
+    ...(redisUrl ? { SENTIO_REDIS_URL: redisUrl, SENTIO_REDIS_PREFIX: `bench${children++}:` } : {}),
   }, '"sentio listening"');
 }
 
@@ -155,9 +152,11 @@ async function warmUp(child: Child): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  log(`bench (${quick ? 'quick' : 'full'}, ${provider}): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  log(`bench (${quick ? 'quick' : 'full'}, ${provider}, ${store} store): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   const raw = await rawEngine();
   const results: LoadResult[] = [];
+  const redis = store === 'redis' ? await startRedis() : undefined;
+  redisUrl = redis?.url;
 
   const peer = await startChild('dist/bench/peer/server.js', [String(await freePort())], {}, '"peer listening"');
   await warmUp(peer);
@@ -207,6 +206,7 @@ async function main(): Promise<void> {
   const rssMb = Math.max(...results.filter((r) => r.name.startsWith('sentio')).map((r) => r.rssMb ?? 0));
   await sentio.stop();
   await upstream.stop();
+  redis?.stop();
 
   const at70 = sweep.find((r) => r.name.includes('at 70%'))!;
   const summary = {
@@ -230,6 +230,7 @@ async function main(): Promise<void> {
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
     cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * raw.best)),
     provider,
+    store,
     quick,
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw}`);

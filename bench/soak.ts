@@ -4,10 +4,9 @@
  * drift show. Ends with one JSON line.
  */
 import { parseArgs } from 'node:util';
-import net from 'node:net';
 import { benchTexts } from './lib/texts.js';
 import { runLoad } from './lib/autocannon.js';
-import { startChild } from './lib/process.js';
+import { freePort, startChild } from './lib/process.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, window: { type: 'string', default: '30' } } });
 const minutes = Number(values.minutes);
@@ -16,15 +15,6 @@ const KEY = 'sentio_soak_key';
 const texts = benchTexts();
 let cursor = 0;
 const nextText = () => texts[cursor++ % texts.length]!;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const port = await freePort();

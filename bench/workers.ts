@@ -20,13 +20,10 @@
  * however many threads it runs, which hides what extra threads buy. Measure in a session of its own with
  * a larger share (root): setsid sh -c 'echo -10 > /proc/self/autogroup; exec npm run -s bench:workers'
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import autocannon from 'autocannon';
-import { startChild } from './lib/process.js';
+import { freePort, startChild, startRedis } from './lib/process.js';
 import type { Child } from './lib/process.js';
 
 const args = process.argv.slice(2);
@@ -72,29 +69,6 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; stop: () => void; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (up) return { url: `redis://127.0.0.1:${port}`, child, stop: () => child.kill('SIGTERM') };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error('redis-server did not start (apt-get install -y redis-server)');
-}
 
 async function server(workers: number, redisUrl: string | undefined): Promise<Child> {
   return startChild('dist/src/main.js', [], {

@@ -1,11 +1,13 @@
 /**
- * Start a server as a child process, logging to a file (so its request log costs the load generator
- * nothing), and wait for its "listening" line; sample its RSS.
+ * Child processes of the benches: a server started as a child process, logging to a file (so its request
+ * log costs the load generator nothing), awaited until its "listening" line, with its RSS and per-thread
+ * CPU sampled; a throw-away redis-server; a free loopback port.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Child {
@@ -79,4 +81,29 @@ export async function startChild(script: string, args: string[], env: Record<str
       child.kill('SIGTERM');
     }),
   };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server on a free loopback port, without persistence, for one bench run. */
+export async function startRedis(): Promise<{ url: string; stop: () => void; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (up) return { url: `redis://127.0.0.1:${port}`, child, stop: () => child.kill('SIGTERM') };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('redis-server did not start (apt-get install -y redis-server)');
 }
