@@ -71,29 +71,50 @@ describe('RedisContextStore', () => {
     expect(await a.get('cache')).toBeUndefined();
   });
 
-  it('an append to the history held here moves no list, and every record equals what Redis holds', async () => {
+  it('each record equals what Redis holds, built from the messages appended since the copy held here', async () => {
     const a = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 });
     const b = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 });
-    const fresh = async () => (await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 }).get('delta'))!;
-    await a.append('delta', [message('d0')]);
-    for (let i = 1; i <= 7; i++) {
-      const m = message(`d${i}`);
-      const r = await a.append('delta', [m]);
-      // Redis answered without the list: the new message is the object appended, not a decoded copy.
-      expect(r.messages.at(-1)).toBe(m);
+    const fresh = async () => (await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 5 }).get('tail'))!;
+    for (let i = 0; i <= 7; i++) {
+      const r = await a.append('tail', [message(`d${i}`)]);
       const truth = await fresh();
       expect(r.messages).toEqual(truth.messages);
       expect(r.total).toBe(truth.total);
-      expect(r.total).toBe(i + 1);
     }
     expect((await fresh()).messages.map((x) => x.id)).toEqual(['d3', 'd4', 'd5', 'd6', 'd7']);
-    // Another instance appended in between: the history held here is stale, so Redis sends the list.
-    await b.append('delta', [message('b0')]);
-    const m = message('d8');
-    const r = await a.append('delta', [m]);
-    expect(r.messages.at(-1)).not.toBe(m);
+    // Another instance appended in between: this one gets both new messages and trims as Redis does.
+    await b.append('tail', [message('b0')]);
+    const r = await a.append('tail', [message('d8')]);
     expect(r.messages.map((x) => x.id)).toEqual(['d5', 'd6', 'd7', 'b0', 'd8']);
     expect(r.messages).toEqual((await fresh()).messages);
+    // Many appends at once from one instance: each sees one prefix of the same history.
+    const records = await Promise.all(Array.from({ length: 20 }, (_, i) => a.append('tail', [message(`c${i}`)])));
+    const order = (await fresh()).messages.map((x) => x.id);
+    for (const rec of records) expect(rec.messages).toHaveLength(5);
+    const last = records.find((rec) => rec.total === 30)!;
+    expect(last.messages.map((x) => x.id)).toEqual(order);
+    expect((await a.get('tail'))?.messages).toEqual((await fresh()).messages);
+    // Gone and started afresh under the same id: the copy held here is of the old context.
+    const conn = await connection();
+    await conn.client.del('unit:ctx:{tail}', 'unit:ctx:{tail}:m');
+    await b.append('tail', [message('new')]);
+    expect((await a.append('tail', [message('newer')])).messages.map((x) => x.id)).toEqual(['new', 'newer']);
+  });
+
+  it('adding to a long session moves the new messages, not the history', async () => {
+    const conn = await connection();
+    const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 1000 });
+    const long = (id: string) => message(id, `${id} `.repeat(200)); // about 1 KB encoded
+    for (let i = 0; i < 300; i += 50) await store.append('long', Array.from({ length: 50 }, (_, k) => long(`h${i + k}`)));
+    const sent = async () => Number(/total_net_output_bytes:(\d+)/.exec(await conn.client.info('stats'))![1]);
+    const before = await sent();
+    for (let i = 0; i < 20; i++) {
+      await store.append('long', [long(`n${i}`)]);
+      await store.get('long');
+    }
+    // One whole history would be about 300 KB; twenty appends and reads moved about twenty messages.
+    expect((await sent()) - before).toBeLessThan(100_000);
+    expect((await store.get('long'))?.messages).toHaveLength(320);
   });
 
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {

@@ -5,11 +5,13 @@
  * after this append, and because it can branch (start afresh when the context is logically expired).
  * Expiry is Redis's own PEXPIRE, sliding on every write like the in-process store; reads do not extend it.
  *
- * Reads and appends keep the records they decoded (bounded by messages) and send Redis the version they
- * hold; Redis answers without the message list when that version is current (a read: unchanged; an
- * append: it applied to exactly that history), so neither polling a context's state nor adding to a long
- * session moves and decodes its whole history every time. The version check runs inside Redis, so a
- * record is never older than what Redis holds.
+ * Reads and appends keep the records they decoded (bounded by messages) and tell Redis which history they
+ * hold: its creation time and its total of messages ever appended. Redis then sends only the messages
+ * appended since (none when nothing changed), and the full list only when the held history is of an
+ * earlier context with that id or further behind than the list keeps; so neither polling a context's
+ * state nor adding to a long session moves and decodes its whole history, even with several requests
+ * appending to one context at once. The check runs inside Redis, so a record is never older than what
+ * Redis holds.
  */
 import { LRUCache } from 'lru-cache';
 import type { ContextRecord, ContextStore, StoredMessage } from '../context-store.js';
@@ -17,18 +19,29 @@ import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { contextKeys, contextMetaPattern } from './keys.js';
 
-// KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), version held by the caller
-// ('' for none), message...
-// Returns {createdAt, total} when the context stood at the caller's version before this append, else
-// {createdAt, total, messages}.
-const APPEND = `
+// The messages a caller lacks. With `held` = "createdAt:total" of its copy, those appended since when the
+// context is the same (createdAt) and the gap fits the list; otherwise the whole list. Ends with 1 when
+// the list is a tail to add to the caller's copy, 0 when it is the whole list.
+const SINCE = `
+local function since(created, total, held, max)
+  local hc, ht = string.match(held, '^(%d+):(%d+)$')
+  local gap = ht and (tonumber(total) - tonumber(ht))
+  if hc == created and gap >= 0 and gap <= max then
+    if gap == 0 then return {}, 1 end
+    return redis.call('LRANGE', KEYS[2], -gap, -1), 1
+  end
+  return redis.call('LRANGE', KEYS[2], 0, -1), 0
+end
+`;
+
+// KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), held ('' for none), message...
+// Returns {createdAt, total, messages, tail}: the record right after this append.
+const APPEND = `${SINCE}
 local now, ttl, max, stale, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 if stale > 0 then
   local updated = redis.call('HGET', KEYS[1], 'updatedAt')
   if updated and tonumber(updated) <= stale then redis.call('DEL', KEYS[1], KEYS[2]) end
 end
-local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
-local current = held ~= '' and m[1] and m[2] and (m[1] .. ':' .. m[2] .. ':' .. (m[3] or '0')) == held
 redis.call('HSETNX', KEYS[1], 'createdAt', now)
 redis.call('HSET', KEYS[1], 'updatedAt', now)
 local n = #ARGV - 5
@@ -39,19 +52,19 @@ if n > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
 redis.call('PEXPIRE', KEYS[1], ttl)
-if current then return {redis.call('HGET', KEYS[1], 'createdAt'), tostring(total)} end
-return {redis.call('HGET', KEYS[1], 'createdAt'), tostring(total), redis.call('LRANGE', KEYS[2], 0, -1)}
+local created = redis.call('HGET', KEYS[1], 'createdAt')
+local list, tail = since(created, total, held, max)
+return {created, tostring(total), list, tail}
 `;
 
-// KEYS: meta, messages. ARGV: version held by the caller ('' for none).
-// Returns nil when the context does not exist, {createdAt, updatedAt, total} when the caller's version is
-// current, else {createdAt, updatedAt, total, messages}.
-const READ = `
+// KEYS: meta, messages. ARGV: held ('' for none), maxMessages.
+// Returns nil when the context does not exist, else {createdAt, updatedAt, total, messages, tail}.
+const READ = `${SINCE}
 local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
 if not m[1] or not m[2] then return false end
 local total = m[3] or '0'
-if ARGV[1] ~= '' and (m[1] .. ':' .. m[2] .. ':' .. total) == ARGV[1] then return {m[1], m[2], total} end
-return {m[1], m[2], total, redis.call('LRANGE', KEYS[2], 0, -1)}
+local list, tail = since(m[1], total, ARGV[1], tonumber(ARGV[2]))
+return {m[1], m[2], total, list, tail}
 `;
 
 /** Messages kept decoded across cached records (one process). */
@@ -68,11 +81,12 @@ export interface RedisContextStoreOptions {
   now?: (() => number) | undefined;
 }
 
-type AppendReply = [Buffer, Buffer] | [Buffer, Buffer, Buffer[]];
-type ReadReply = null | [Buffer, Buffer, Buffer] | [Buffer, Buffer, Buffer, Buffer[]];
+type AppendReply = [Buffer, Buffer, Buffer[], number];
+type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number];
 
-function versionOf(r: ContextRecord): string {
-  return `${r.createdAt}:${r.updatedAt}:${r.total}`;
+/** What a caller holding `r` tells Redis (see SINCE). */
+function heldOf(r: ContextRecord | undefined): string {
+  return r ? `${r.createdAt}:${r.total}` : '';
 }
 
 export class RedisContextStore implements ContextStore {
@@ -99,22 +113,22 @@ export class RedisContextStore implements ContextStore {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const cached = this.#cache.get(contextId);
     const reply = await this.#redis.run((c) =>
-      (c as unknown as ContextCommands).sentioContextReadBuffer(keys.meta, keys.messages, cached ? versionOf(cached) : ''));
+      (c as unknown as ContextCommands).sentioContextReadBuffer(keys.meta, keys.messages, heldOf(cached), String(this.#maxMessages)));
     if (reply === null) {
       this.#cache.delete(contextId);
       return undefined;
     }
+    const [createdAt, updatedAt, total, list, tail] = reply;
     let record: ContextRecord;
-    if (reply.length === 3) {
-      if (!cached) throw new Error('redis: "unchanged" for a context this process does not hold. This is a bug.');
-      record = cached;
+    if (cached && tail === 1 && list.length === 0 && cached.updatedAt === Number(updatedAt.toString())) {
+      record = cached; // unchanged
     } else {
       record = {
         id: contextId,
-        createdAt: Number(reply[0].toString()),
-        updatedAt: Number(reply[1].toString()),
-        total: Number(reply[2].toString()),
-        messages: reply[3].map((b) => decode<StoredMessage>(b)),
+        createdAt: Number(createdAt.toString()),
+        updatedAt: Number(updatedAt.toString()),
+        total: Number(total.toString()),
+        messages: this.#messages(cached, list, tail),
       };
       this.#cache.set(contextId, record);
     }
@@ -126,28 +140,30 @@ export class RedisContextStore implements ContextStore {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
+    // The copy this append will extend: the one named to Redis, whatever the cache holds by the reply.
     const held = this.#cache.get(contextId);
-    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), held ? versionOf(held) : '', ...messages.map(encode)];
-    const reply = await this.#redis.run((c) =>
+    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), ...messages.map(encode)];
+    const [createdAt, total, list, tail] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
-    let list: StoredMessage[];
-    if (reply.length === 2) {
-      if (!held) throw new Error('redis: an append against a context this process does not hold. This is a bug.');
-      // Redis applied this append to exactly the history held here: extend it as Redis did (push, trim).
-      const all = [...held.messages, ...messages];
-      list = all.length > this.#maxMessages ? all.slice(all.length - this.#maxMessages) : all;
-    } else {
-      list = reply[2].map((b) => decode<StoredMessage>(b));
-    }
     const record: ContextRecord = {
       id: contextId,
-      createdAt: Number(reply[0].toString()),
+      createdAt: Number(createdAt.toString()),
       updatedAt: now,
-      total: Number(reply[1].toString()),
-      messages: list,
+      total: Number(total.toString()),
+      messages: this.#messages(held, list, tail),
     };
     this.#cache.set(contextId, record);
     return record;
+  }
+
+  /** The record's messages from Redis's reply: the held copy plus a tail (trimmed as Redis trims), or a whole list. */
+  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number): StoredMessage[] {
+    const got = list.map((b) => decode<StoredMessage>(b));
+    if (tail !== 1) return got;
+    if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
+    if (got.length === 0) return held.messages;
+    const all = [...held.messages, ...got];
+    return all.length > this.#maxMessages ? all.slice(all.length - this.#maxMessages) : all;
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
@@ -170,6 +186,6 @@ export class RedisContextStore implements ContextStore {
 }
 
 interface ContextCommands {
-  sentioContextReadBuffer(meta: string, messages: string, version: string): Promise<ReadReply>;
+  sentioContextReadBuffer(meta: string, messages: string, held: string, maxMessages: string): Promise<ReadReply>;
   sentioContextAppendBuffer(meta: string, messages: string, ...args: Array<string | Buffer>): Promise<AppendReply>;
 }
