@@ -101,6 +101,20 @@ describe('RedisContextStore', () => {
     expect((await a.append('tail', [message('newer')])).messages.map((x) => x.id)).toEqual(['new', 'newer']);
   });
 
+  it('instances configured with different message bounds still each see exactly what Redis holds', async () => {
+    const wide = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 6 });
+    const narrow = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 3 });
+    const truth = async () => (await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 6 }).get('bounds'))!.messages;
+    for (let i = 0; i < 6; i++) await wide.append('bounds', [message(`w${i}`)]);
+    expect((await narrow.get('bounds'))?.messages).toEqual(await truth()); // six: reads do not trim
+    await narrow.append('bounds', [message('n0')]); // trims Redis's list to three
+    expect((await wide.get('bounds'))?.messages.map((m) => m.id)).toEqual(['w4', 'w5', 'n0']);
+    const r = await wide.append('bounds', [message('w6')]);
+    expect(r.messages.map((m) => m.id)).toEqual(['w4', 'w5', 'n0', 'w6']);
+    expect(r.messages).toEqual(await truth());
+    expect((await narrow.append('bounds', [message('n1')])).messages).toEqual(await truth());
+  });
+
   it('adding to a long session moves the new messages, not the history', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 1000 });

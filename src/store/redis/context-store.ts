@@ -6,12 +6,13 @@
  * Expiry is Redis's own PEXPIRE, sliding on every write like the in-process store; reads do not extend it.
  *
  * Reads and appends keep the records they decoded (bounded by messages) and tell Redis which history they
- * hold: its creation time and its total of messages ever appended. Redis then sends only the messages
- * appended since (none when nothing changed), and the full list only when the held history is of an
- * earlier context with that id or further behind than the list keeps; so neither polling a context's
- * state nor adding to a long session moves and decodes its whole history, even with several requests
- * appending to one context at once. The check runs inside Redis, so a record is never older than what
- * Redis holds.
+ * hold: its creation time, its total of messages ever appended and how many of them it holds. Redis then
+ * sends only the messages appended since (none when nothing changed) and the length of its list, and the
+ * whole list only when the held copy cannot rebuild it (an earlier context with that id, or too far
+ * behind); so neither polling a context's state nor adding to a long session moves and decodes its whole
+ * history, even with several requests appending to one context at once. The check runs inside Redis, so
+ * a record is never older than what Redis holds, and its messages are always exactly Redis's list (also
+ * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
 import type { ContextRecord, ContextStore, StoredMessage } from '../context-store.js';
@@ -19,23 +20,25 @@ import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { contextKeys, contextMetaPattern } from './keys.js';
 
-// The messages a caller lacks. With `held` = "createdAt:total" of its copy, those appended since when the
-// context is the same (createdAt) and the gap fits the list; otherwise the whole list. Ends with 1 when
-// the list is a tail to add to the caller's copy, 0 when it is the whole list.
+// The messages a caller lacks. With `held` = "createdAt:total:length" of its copy: those appended since,
+// when the context is the same (createdAt) and the copy plus them covers Redis's list; otherwise the whole
+// list. Returns the messages, 1 when they are a tail to add to the caller's copy (0: the whole list), and
+// the list's length (the caller keeps that many of the newest).
 const SINCE = `
-local function since(created, total, held, max)
-  local hc, ht = string.match(held, '^(%d+):(%d+)$')
+local function since(created, total, held)
+  local llen = redis.call('LLEN', KEYS[2])
+  local hc, ht, hl = string.match(held, '^(%d+):(%d+):(%d+)$')
   local gap = ht and (tonumber(total) - tonumber(ht))
-  if hc == created and gap >= 0 and gap <= max then
-    if gap == 0 then return {}, 1 end
-    return redis.call('LRANGE', KEYS[2], -gap, -1), 1
+  if hc == created and gap >= 0 and gap <= llen and tonumber(hl) + gap >= llen then
+    if gap == 0 then return {}, 1, llen end
+    return redis.call('LRANGE', KEYS[2], -gap, -1), 1, llen
   end
-  return redis.call('LRANGE', KEYS[2], 0, -1), 0
+  return redis.call('LRANGE', KEYS[2], 0, -1), 0, llen
 end
 `;
 
 // KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), held ('' for none), message...
-// Returns {createdAt, total, messages, tail}: the record right after this append.
+// Returns {createdAt, total, messages, tail, length} (see SINCE): the record right after this append.
 const APPEND = `${SINCE}
 local now, ttl, max, stale, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 if stale > 0 then
@@ -53,18 +56,18 @@ if n > 0 then
 end
 redis.call('PEXPIRE', KEYS[1], ttl)
 local created = redis.call('HGET', KEYS[1], 'createdAt')
-local list, tail = since(created, total, held, max)
-return {created, tostring(total), list, tail}
+local list, tail, llen = since(created, total, held)
+return {created, tostring(total), list, tail, llen}
 `;
 
-// KEYS: meta, messages. ARGV: held ('' for none), maxMessages.
-// Returns nil when the context does not exist, else {createdAt, updatedAt, total, messages, tail}.
+// KEYS: meta, messages. ARGV: held ('' for none).
+// Returns nil when the context does not exist, else {createdAt, updatedAt, total, messages, tail, length}.
 const READ = `${SINCE}
 local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
 if not m[1] or not m[2] then return false end
 local total = m[3] or '0'
-local list, tail = since(m[1], total, ARGV[1], tonumber(ARGV[2]))
-return {m[1], m[2], total, list, tail}
+local list, tail, llen = since(m[1], total, ARGV[1])
+return {m[1], m[2], total, list, tail, llen}
 `;
 
 /** Messages kept decoded across cached records (one process). */
@@ -81,12 +84,12 @@ export interface RedisContextStoreOptions {
   now?: (() => number) | undefined;
 }
 
-type AppendReply = [Buffer, Buffer, Buffer[], number];
-type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number];
+type AppendReply = [Buffer, Buffer, Buffer[], number, number];
+type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number, number];
 
 /** What a caller holding `r` tells Redis (see SINCE). */
 function heldOf(r: ContextRecord | undefined): string {
-  return r ? `${r.createdAt}:${r.total}` : '';
+  return r ? `${r.createdAt}:${r.total}:${r.messages.length}` : '';
 }
 
 export class RedisContextStore implements ContextStore {
@@ -113,14 +116,14 @@ export class RedisContextStore implements ContextStore {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const cached = this.#cache.get(contextId);
     const reply = await this.#redis.run((c) =>
-      (c as unknown as ContextCommands).sentioContextReadBuffer(keys.meta, keys.messages, heldOf(cached), String(this.#maxMessages)));
+      (c as unknown as ContextCommands).sentioContextReadBuffer(keys.meta, keys.messages, heldOf(cached)));
     if (reply === null) {
       this.#cache.delete(contextId);
       return undefined;
     }
-    const [createdAt, updatedAt, total, list, tail] = reply;
+    const [createdAt, updatedAt, total, list, tail, length] = reply;
     let record: ContextRecord;
-    if (cached && tail === 1 && list.length === 0 && cached.updatedAt === Number(updatedAt.toString())) {
+    if (cached && tail === 1 && list.length === 0 && length === cached.messages.length && cached.updatedAt === Number(updatedAt.toString())) {
       record = cached; // unchanged
     } else {
       record = {
@@ -128,7 +131,7 @@ export class RedisContextStore implements ContextStore {
         createdAt: Number(createdAt.toString()),
         updatedAt: Number(updatedAt.toString()),
         total: Number(total.toString()),
-        messages: this.#messages(cached, list, tail),
+        messages: this.#messages(cached, list, tail, length),
       };
       this.#cache.set(contextId, record);
     }
@@ -143,27 +146,27 @@ export class RedisContextStore implements ContextStore {
     // The copy this append will extend: the one named to Redis, whatever the cache holds by the reply.
     const held = this.#cache.get(contextId);
     const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), ...messages.map(encode)];
-    const [createdAt, total, list, tail] = await this.#redis.run((c) =>
+    const [createdAt, total, list, tail, length] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
     const record: ContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
       updatedAt: now,
       total: Number(total.toString()),
-      messages: this.#messages(held, list, tail),
+      messages: this.#messages(held, list, tail, length),
     };
     this.#cache.set(contextId, record);
     return record;
   }
 
-  /** The record's messages from Redis's reply: the held copy plus a tail (trimmed as Redis trims), or a whole list. */
-  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number): StoredMessage[] {
+  /** The record's messages from Redis's reply: the newest `length` of the held copy plus a tail, or a whole list. */
+  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): StoredMessage[] {
     const got = list.map((b) => decode<StoredMessage>(b));
     if (tail !== 1) return got;
     if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
-    if (got.length === 0) return held.messages;
-    const all = [...held.messages, ...got];
-    return all.length > this.#maxMessages ? all.slice(all.length - this.#maxMessages) : all;
+    if (got.length === 0 && held.messages.length === length) return held.messages;
+    const all = got.length === 0 ? held.messages : [...held.messages, ...got];
+    return all.length > length ? all.slice(all.length - length) : all;
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
@@ -186,6 +189,6 @@ export class RedisContextStore implements ContextStore {
 }
 
 interface ContextCommands {
-  sentioContextReadBuffer(meta: string, messages: string, held: string, maxMessages: string): Promise<ReadReply>;
+  sentioContextReadBuffer(meta: string, messages: string, held: string): Promise<ReadReply>;
   sentioContextAppendBuffer(meta: string, messages: string, ...args: Array<string | Buffer>): Promise<AppendReply>;
 }
