@@ -55,6 +55,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
+  killOnExit(child);
   let exited: number | null | undefined;
   child.on('exit', (code) => (exited = code));
   const deadline = Date.now() + 120_000;
@@ -96,6 +97,7 @@ export async function freePort(): Promise<number> {
 export async function startRedis(): Promise<{ url: string; stop: () => void; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  killOnExit(child);
   for (let i = 0; i < 100; i++) {
     const up = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
@@ -106,4 +108,11 @@ export async function startRedis(): Promise<{ url: string; stop: () => void; chi
   }
   child.kill('SIGKILL');
   throw new Error('redis-server did not start (apt-get install -y redis-server)');
+}
+
+/** A bench that fails part-way exits without stopping its children: take them down with it. */
+function killOnExit(child: ChildProcess): void {
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  child.once('exit', () => process.off('exit', kill));
 }
