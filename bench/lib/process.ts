@@ -62,7 +62,10 @@ export async function startChild(script: string, args: string[], env: Record<str
   let port: number | undefined;
   while (port === undefined) {
     if (exited !== undefined) throw new Error(`${script} exited with ${exited}:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}`);
-    if (Date.now() > deadline) throw new Error(`${script} did not start:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${script} did not start:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}`);
+    }
     const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes(marker));
     if (line) port = (JSON.parse(line) as { port: number }).port;
     else await new Promise((r) => setTimeout(r, 100));
