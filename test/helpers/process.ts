@@ -21,7 +21,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   // 'close', not 'exit': the output is complete only once the pipes have closed.
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join('\n')}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running behind a failed test
+      reject(new Error(`server did not start:\n${output.join('\n')}`));
+    }, 60_000);
     // A line may straddle two reads of the pipe.
     const partial = { stdout: '', stderr: '' };
     const onData = (from: 'stdout' | 'stderr') => (buf: Buffer) => {
