@@ -49,6 +49,12 @@ export interface ContextState {
 }
 
 export class EmotionService {
+  /**
+   * Each stored history's state, computed once. Stores never change a record's message list (a write
+   * makes a new one), so a state read of a context unchanged since the last read makes no pass over it.
+   */
+  readonly #states = new WeakMap<readonly StoredMessage[], ContextState>();
+
   constructor(
     private readonly engine: ScoreSource,
     private readonly mapper: ScoreMapper,
@@ -104,14 +110,15 @@ export class EmotionService {
 
   async getState(contextId: string): Promise<ContextState> {
     const record = await this.store.get(contextId);
-    const state = record && aggregateState(record.messages);
-    const baseline = record && baselineOf(record.messages);
-    if (!record || !state || !baseline) throw contextNotFound(contextId);
-    return {
-      system: { text: '', scores: state, eq: computeEq(state) },
-      trend: trendOf(record.messages),
-      baseline,
-    };
+    if (!record) throw contextNotFound(contextId);
+    const known = this.#states.get(record.messages);
+    if (known) return known;
+    const state = aggregateState(record.messages);
+    const baseline = baselineOf(record.messages);
+    if (!state || !baseline) throw contextNotFound(contextId);
+    const out = { system: { text: '', scores: state, eq: computeEq(state) }, trend: trendOf(record.messages), baseline };
+    this.#states.set(record.messages, out);
+    return out;
   }
 
   async getMessage(contextId: string, messageId: string): Promise<Analysis> {

@@ -32,8 +32,8 @@ export interface ContextRecord {
   updatedAt: number;
   /** Messages ever appended, including those evicted from `messages`. */
   total: number;
-  /** The most recent messages, oldest first. */
-  messages: StoredMessage[];
+  /** The most recent messages, oldest first. Never changed once handed out: a write makes a new list. */
+  messages: readonly StoredMessage[];
 }
 
 export interface ContextStore {

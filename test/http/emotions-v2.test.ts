@@ -172,6 +172,26 @@ describe('context analysis, state and lookup (V2)', () => {
     expect(mj.emotions.user.valence).toBeLessThan(0);
   });
 
+  it('the state follows every write: repeated reads agree, and the next read after an analysis includes it', async () => {
+    const ctx = `ctx-poll-${Date.now()}`;
+    const add = async (text: string) => expect((await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ content: { text } }] })).status).toBe(200);
+    const read = async () => {
+      const r = await s.get(`/v2/emotions/${ctx}`);
+      expect(r.status).toBe(200);
+      return (await r.json()) as { emotions: { system: { valence: number } }; trajectory: { baseline: { messageCount: number; baselineValence: number } } };
+    };
+    await add('I am so happy and grateful today, everything is wonderful');
+    await add('What a lovely surprise, thank you all so much');
+    const first = await read();
+    expect(await read()).toEqual(first);
+    expect(first.trajectory.baseline.messageCount).toBe(2);
+    await add('Now I feel miserable, lonely and completely hopeless');
+    const after = await read();
+    expect(after.trajectory.baseline.messageCount).toBe(3);
+    expect(after.emotions.system.valence).toBeLessThan(first.emotions.system.valence);
+    expect(after.trajectory.baseline.baselineValence).toBeLessThan(first.trajectory.baseline.baselineValence);
+  });
+
   it('a declining conversation is reported as declining', async () => {
     const ctx = `ctx-down-${Date.now()}`;
     let j: { trajectory: { trend: { direction: string } } } | undefined;

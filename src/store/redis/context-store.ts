@@ -160,7 +160,7 @@ export class RedisContextStore implements ContextStore {
   }
 
   /** The record's messages from Redis's reply: the newest `length` of the held copy plus a tail, or a whole list. */
-  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): StoredMessage[] {
+  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): readonly StoredMessage[] {
     const got = list.map((b) => decode<StoredMessage>(b));
     if (tail !== 1) return got;
     if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
