@@ -8,7 +8,7 @@ import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
 import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
 import { computeEq } from './eq.js';
 import type { Eq, EqParams } from './eq.js';
-import { aggregateState, baselineOf, scoresOf, trendOf } from './trajectory.js';
+import { aggregateState, baselineOf, discoveryBaseline, scoresOf, trendOf } from './trajectory.js';
 import type { Baseline, Trend } from './trajectory.js';
 import { findMessage } from '../store/context-store.js';
 import type { ContextStore, Role, StoredMessage } from '../store/context-store.js';
@@ -92,14 +92,14 @@ export class EmotionService {
       this.store.get(contextId),
     ]);
     const prior = before?.messages ?? [];
-    const baselineDiscovery = prior.length >= 3 ? baselineOf(prior)?.averageDiscovery : undefined;
+    const baselineDiscovery = discoveryBaseline(prior);
     const now = this.now();
     const stored = messages.map((m, i) => toStored(m, scores[i]!, computeEq(scores[i]!, opts.eq, baselineDiscovery), now));
     if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
     const record = await this.store.append(contextId, stored);
     let combined = combineScores(scores);
-    const state = aggregateState(prior);
-    if (opts.smoothing > 0 && state) combined = blend(combined, state, opts.smoothing);
+    const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
+    if (state) combined = blend(combined, state, opts.smoothing);
     return {
       text: joinTexts(messages),
       scores: combined,

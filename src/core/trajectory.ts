@@ -82,6 +82,20 @@ export function baselineOf(messages: readonly StoredMessage[]): Baseline | undef
   };
 }
 
+/** Messages a context needs before its mean discovery score becomes the reference for new ones. */
+export const DISCOVERY_BASELINE_MIN = 3;
+
+/**
+ * The reference for discoveryLevel of a context's next message: the stored messages' mean discovery
+ * score, once there are DISCOVERY_BASELINE_MIN of them (the baseline's averageDiscovery, without the rest).
+ */
+export function discoveryBaseline(messages: readonly StoredMessage[]): number | undefined {
+  if (messages.length < DISCOVERY_BASELINE_MIN) return undefined;
+  let sum = 0;
+  for (const m of messages) sum += m.eq.discoveryScore;
+  return sum / messages.length;
+}
+
 export function scoresOf(m: StoredMessage): Scores {
   const raw = {} as EmotionVector;
   EMOTIONS.forEach((e, i) => (raw[e] = m.raw[i]!));

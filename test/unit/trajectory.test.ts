@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EMOTIONS, SUB_EMOTIONS } from '../../src/core/emotions.js';
 import type { Emotion } from '../../src/core/emotions.js';
-import { STATE_HALF_LIFE, STATE_WINDOW, aggregateState, baselineOf, trendOf } from '../../src/core/trajectory.js';
+import { DISCOVERY_BASELINE_MIN, STATE_HALF_LIFE, STATE_WINDOW, aggregateState, baselineOf, discoveryBaseline, trendOf } from '../../src/core/trajectory.js';
 import type { StoredMessage } from '../../src/store/context-store.js';
 
 /** A deterministic pseudo-random history (no model needed: these are the stored numbers' arithmetic). */
@@ -79,6 +79,14 @@ describe('baseline', () => {
     expect(b.averageArousal).toBeCloseTo(mean((m) => m.eq.arousal), 12);
     expect(b.averageDiscovery).toBeCloseTo(mean((m) => m.eq.discoveryScore), 12);
     expect(baselineOf([])).toBeUndefined();
+  });
+
+  it('the discovery reference of the next message is the mean discovery score, from three messages on', () => {
+    for (const n of [0, 1, DISCOVERY_BASELINE_MIN - 1]) expect(discoveryBaseline(history(n))).toBeUndefined();
+    for (const n of [DISCOVERY_BASELINE_MIN, 50, 1_000]) {
+      const messages = history(n, 7);
+      expect(discoveryBaseline(messages)).toBeCloseTo(baselineOf(messages)!.averageDiscovery, 12);
+    }
   });
 
   it('names the commonest category; a tie goes to the newest message, else to the one seen first', () => {

@@ -15,7 +15,7 @@ import { blend } from '../../core/emotion-service.js';
 import type { EmotionService } from '../../core/emotion-service.js';
 import { round4 } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
-import { aggregateState, baselineOf, trendOf } from '../../core/trajectory.js';
+import { aggregateState, discoveryBaseline, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
 import { CRISIS_LOOKBACK, decideMode, readText } from '../../core/conversation-mode.js';
 import type { ConversationMode } from '../../core/conversation-mode.js';
@@ -144,7 +144,7 @@ class ChatTurn {
     const reading = readText(this.#userText);
     const [[own], prior] = await scoring;
     const scores = own!;
-    const baselineDiscovery = prior && prior.length >= 3 ? baselineOf(prior)?.averageDiscovery : undefined;
+    const baselineDiscovery = prior ? discoveryBaseline(prior) : undefined;
     const storedEq = computeEq(scores, this.req.eq, baselineDiscovery);
     const stored: Scored = { text: this.#userText, scores, eq: storedEq };
     let reported = stored;
