@@ -25,7 +25,8 @@ import { benchTexts } from './lib/texts.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
-import { freePort, startChild, startRedis } from './lib/process.js';
+import { freePort, startChild } from './lib/process.js';
+import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { lineChartSvg } from './lib/chart.js';
 
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
   await longServer.stop();
   results.push(contextLong, getStateLong);
   await upstream.stop();
-  redis?.stop();
+  await redis?.stop();
 
   const at70 = sweep.find((r) => r.name.includes('at 70%'))!;
   const summary = {

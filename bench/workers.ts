@@ -23,7 +23,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
-import { freePort, startChild, startRedis } from './lib/process.js';
+import { freePort, startChild } from './lib/process.js';
+import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 
 const args = process.argv.slice(2);
@@ -68,7 +69,6 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-
 
 async function server(workers: number, redisUrl: string | undefined): Promise<Child> {
   return startChild('dist/src/main.js', [], {
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       }
     } finally {
       for (const child of servers.values()) await child.stop();
-      redis?.stop();
+      await redis?.stop();
     }
   }
   const summary = STORES.map((store) => {

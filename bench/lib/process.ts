@@ -1,7 +1,7 @@
 /**
  * Child processes of the benches: a server started as a child process, logging to a file (so its request
  * log costs the load generator nothing), awaited until its "listening" line, with its RSS and per-thread
- * CPU sampled; a throw-away redis-server; a free loopback port.
+ * CPU sampled; a free loopback port. (A throw-away redis-server: test/helpers/redis.ts.)
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -9,6 +9,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
+import { killOnExit } from '../../test/helpers/kill-on-exit.js';
 
 export interface Child {
   child: ChildProcess;
@@ -94,28 +95,4 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-/** A redis-server on a free loopback port, without persistence, for one bench run. */
-export async function startRedis(): Promise<{ url: string; stop: () => void; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  killOnExit(child);
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (up) return { url: `redis://127.0.0.1:${port}`, child, stop: () => child.kill('SIGTERM') };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error('redis-server did not start (apt-get install -y redis-server)');
-}
-
-/** A bench that fails part-way exits without stopping its children: take them down with it. */
-function killOnExit(child: ChildProcess): void {
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  child.once('exit', () => process.off('exit', kill));
 }

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
+import { killOnExit } from './kill-on-exit.js';
 
 export interface RedisServer {
   readonly port: number;
@@ -46,6 +47,7 @@ function spawnRedis(port: number): Promise<ChildProcess> {
     '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
     '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'warning',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  killOnExit(child);
   const output: string[] = [];
   child.stdout!.on('data', (b: Buffer) => output.push(b.toString()));
   child.stderr!.on('data', (b: Buffer) => output.push(b.toString()));
