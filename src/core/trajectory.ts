@@ -105,9 +105,9 @@ export function scoresOf(m: StoredMessage): Scores {
 }
 
 /**
- * Messages the aggregate state reads back: past 24 half-lives a message weighs under 2^-24 of the newest
- * (below float32 resolution, which is all the model's scores have), so the state costs the same for a
- * context of 10 messages or of 1,000.
+ * Messages the aggregate state mixes: past 24 half-lives a message weighs under 2^-24 of the newest
+ * (below float32 resolution, which is all the model's scores have), so the mix costs no more for a context
+ * of 1,000 messages than for one of 120 (only the token count reads them all).
  */
 export const STATE_WINDOW = STATE_HALF_LIFE * 24;
 
