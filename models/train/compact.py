@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from model import Branch, EmotionNet  # noqa: E402
+from model import Branch, EmotionNet, GruBranch  # noqa: E402
 
 KERNEL = 3
 
@@ -70,12 +70,47 @@ class Lean(nn.Module):
         return self.mlp(torch.cat(pooled, dim=1))
 
 
+class LeanGru(nn.Module):
+    """A GruBranch without packed sequences (which do not export): the backward direction reads each text
+    reversed within its own length, so padding at the end never reaches a real position, exactly as in
+    the packed training graph. Embeddings as int8 rows, like Lean."""
+
+    def __init__(self, branch: GruBranch):
+        super().__init__()
+        q, scale = quantise_rows(branch.embed.weight)
+        self.register_buffer("q", q)  # [V, D] int8
+        self.register_buffer("scale", scale)  # [V, 1]
+        rnn = branch.rnn
+        self.fw = nn.GRU(rnn.input_size, rnn.hidden_size, batch_first=True)
+        self.bw = nn.GRU(rnn.input_size, rnn.hidden_size, batch_first=True)
+        with torch.no_grad():
+            for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+                getattr(self.fw, name).copy_(getattr(rnn, name))
+                getattr(self.bw, name).copy_(getattr(rnn, name + "_reverse"))
+        self.attn, self.mlp = branch.attn, branch.mlp
+
+    def forward(self, ids: torch.Tensor, rev: torch.Tensor, keep: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+        """ids [B, T] with padding read as [PAD]; rev [B, T] each position's mirror within its text (padding
+        maps to itself); keep [B, T, 1] bool; count [B, 1] real tokens per text."""
+        e = self.q[ids].to(torch.float32) * self.scale[ids]  # [B, T, D]
+        forward, _ = self.fw(e)
+        mirror = rev.unsqueeze(2)
+        backward, _ = self.bw(torch.gather(e, 1, mirror.expand(-1, -1, e.shape[2])))
+        backward = torch.gather(backward, 1, mirror.expand(-1, -1, backward.shape[2]))
+        m = keep.to(torch.float32)
+        h = torch.cat([forward, backward], dim=2) * m
+        pooled = [(h - 1e4 * (1 - m)).amax(dim=1), h.sum(dim=1) / count]
+        weights = torch.softmax(torch.where(keep, self.attn(h), torch.tensor(-1e4)), dim=1)
+        pooled.append(torch.bmm(weights.transpose(1, 2), h).flatten(1))
+        return self.mlp(torch.cat(pooled, dim=1))
+
+
 class CompactNet(nn.Module):
     """EmotionNet's outputs from Lean branches, with the packing and window ids computed once."""
 
     def __init__(self, net: EmotionNet):
         super().__init__()
-        self.six = nn.ModuleList(Lean(m) for m in net.six.members)
+        self.six = nn.ModuleList(LeanGru(m) if isinstance(m, GruBranch) else Lean(m) for m in net.six.members)
         self.sub = Lean(net.branches["sub"])
         self.va = Lean(net.branches["va"])
         self.va_bag = net.va_bag
@@ -94,7 +129,15 @@ class CompactNet(nn.Module):
         keep = (attention_mask > 0).unsqueeze(2)  # [B, T, 1]
         count = mask.sum(dim=1, keepdim=True).clamp(min=1.0)  # [B, 1]
 
-        probs = [torch.softmax(m(win, inv, b, t, keep, count), dim=1) for m in self.six]
+        probs = []
+        if any(isinstance(m, LeanGru) for m in self.six):
+            lengths = attention_mask.sum(dim=1, keepdim=True)
+            at = torch.arange(t).unsqueeze(0)
+            rev = torch.where(at < lengths, lengths - 1 - at, at)  # [B, T]
+            ids = input_ids * attention_mask
+        for m in self.six:
+            z = m(ids, rev, keep, count) if isinstance(m, LeanGru) else m(win, inv, b, t, keep, count)
+            probs.append(torch.softmax(z, dim=1))
         six = torch.stack(probs, dim=0).mean(dim=0)
         sub = torch.sigmoid(self.sub(win, inv, b, t, keep, count))
         z = self.va(win, inv, b, t, keep, count)
@@ -130,11 +173,29 @@ def net_from_onnx(path: str) -> EmotionNet:
         if node.op_type == "MatMul" and node.name.endswith("/attn/MatMul"):
             prefix = branch(node.name.strip("/").split("/attn/")[0].replace("/", "."))
             w[f"{prefix}.attn.weight"] = w[node.input[1]].T
+        elif node.op_type == "GRU":  # LeanGru's two directions: ONNX keeps gates as z, r, h; PyTorch as r, z, n
+            scope, direction = node.name.strip("/").split("/")[:2]
+            suffix = "" if direction == "fw" else "_reverse"
+
+            def gates(x: torch.Tensor) -> torch.Tensor:
+                z, r, h = x.chunk(3, dim=0)
+                return torch.cat([r, z, h], dim=0)
+
+            rnn = f"{branch(scope)}.rnn"
+            bias_ih, bias_hh = w[node.input[3]][0].chunk(2)
+            w[f"{rnn}.weight_ih_l0{suffix}"] = gates(w[node.input[1]][0])
+            w[f"{rnn}.weight_hh_l0{suffix}"] = gates(w[node.input[2]][0])
+            w[f"{rnn}.bias_ih_l0{suffix}"] = gates(bias_ih)
+            w[f"{rnn}.bias_hh_l0{suffix}"] = gates(bias_hh)
     six = sorted({k.split(".")[2] for k in w if k.startswith("six.members.")})
     vocab = w["va_bag.u"].shape[0]
 
     def cfg(prefix: str) -> dict:
-        return dict(dim=w[f"{prefix}.embed.weight"].shape[1], channels=w[f"{prefix}.conv.weight"].shape[0],
+        if f"{prefix}.rnn.weight_hh_l0" in w:
+            return dict(kind="gru", dim=w[f"{prefix}.embed.weight"].shape[1],
+                        channels=2 * w[f"{prefix}.rnn.weight_hh_l0"].shape[1], heads=w[f"{prefix}.attn.weight"].shape[0],
+                        hidden=w[f"{prefix}.mlp.0.weight"].shape[0])
+        return dict(kind="cnn", dim=w[f"{prefix}.embed.weight"].shape[1], channels=w[f"{prefix}.conv.weight"].shape[0],
                     kernel=w[f"{prefix}.conv.weight"].shape[1] // w[f"{prefix}.embed.weight"].shape[1],
                     heads=w[f"{prefix}.attn.weight"].shape[0], hidden=w[f"{prefix}.mlp.0.weight"].shape[0])
 

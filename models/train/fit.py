@@ -7,9 +7,9 @@ from typing import Callable
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional as F
 
-from model import Branch
 from tokenizer import Tokenizer
 
 # An example for one branch: text, target vector, weight.
@@ -75,7 +75,7 @@ def loss_of(kind: str, logits: torch.Tensor, target: torch.Tensor) -> torch.Tens
     return (((pred - target) / VA_SD) ** 2).mean(1)
 
 
-def fit(branch: Branch, kind: str, rows_for_epoch: Callable[[int], list[Row]], enc: Encoder, *, epochs: int,
+def fit(branch: nn.Module, kind: str, rows_for_epoch: Callable[[int], list[Row]], enc: Encoder, *, epochs: int,
         lr: float, seed: int, bs: int = 64, wdrop: float = 0.0, weight_decay: float = 0.01,
         report: Callable[[int], str] | None = None, log: Callable[[str], None] = print, name: str = "",
         swa_from: int | None = None, adv: float = 0.0) -> None:
@@ -123,7 +123,7 @@ def fit(branch: Branch, kind: str, rows_for_epoch: Callable[[int], list[Row]], e
         log(msg)
 
 
-def adversarial_step(branch: Branch, batch_loss: Callable[[], torch.Tensor], eps: float) -> None:
+def adversarial_step(branch: nn.Module, batch_loss: Callable[[], torch.Tensor], eps: float) -> None:
     """Adversarial training on the embeddings (the fast gradient method of Miyato et al., 2017): after the
     clean backward pass, move the embedding table a step of norm eps along its gradient (the direction
     that raises this batch's loss most), add the gradients of the loss there, and step back. Only rows of
@@ -144,7 +144,7 @@ def adversarial_step(branch: Branch, batch_loss: Callable[[], torch.Tensor], eps
 
 
 @torch.no_grad()
-def predict(branch: Branch, kind: str, texts: list[str], enc: Encoder, bs: int = 256) -> np.ndarray:
+def predict(branch: nn.Module, kind: str, texts: list[str], enc: Encoder, bs: int = 256) -> np.ndarray:
     """Probabilities (softmax / sigmoid) or (valence, arousal), in the order of `texts`."""
     branch.eval()
     order = sorted(range(len(texts)), key=lambda i: len(enc(texts[i])))

@@ -1,7 +1,7 @@
 """The network: one graph, three branches over the same token ids, one per output.
 
-Each branch is word-piece embeddings -> a 1-D convolution -> masked max + mean + attention pooling -> a
-small MLP. The branches share nothing but the input: in a shared encoder the GoEmotions and EmoBank
+Each branch is word-piece embeddings -> an encoder (a 1-D convolution, or for the six-way branch a
+bidirectional GRU) -> masked max + mean + attention pooling -> a small MLP. The branches share nothing but the input: in a shared encoder the GoEmotions and EmoBank
 losses cost dair-ai accuracy (0.906 vs 0.921 on val in one comparison), and embedding tables are cheap
 at inference while convolution width is not, so each task gets its own table and a conv sized to need.
 
@@ -72,6 +72,48 @@ class Branch(nn.Module):
         return self.mlp(self.drop(torch.cat(pooled, dim=1)))
 
 
+class GruBranch(nn.Module):
+    """Embeddings -> bidirectional GRU -> masked max, mean and attention pooling -> MLP.
+
+    The six-way branch: on dair-ai dev one such member (0.936 accuracy) beat every ensemble of up to 25
+    convolution members (0.929). A recurrence reads a whole sentence in order ("not ... at all", "i feel
+    ... because"), where a width-3 convolution sees three word pieces at a time. `channels` is the width
+    of its output, both directions together."""
+
+    def __init__(self, vocab_size: int, dim: int, channels: int, heads: int, hidden: int, out: int,
+                 dropout: float, kernel: int | None = None):
+        super().__init__()
+        assert channels % 2 == 0
+        self.embed = nn.Embedding(vocab_size, dim, padding_idx=0)
+        self.rnn = nn.GRU(dim, channels // 2, batch_first=True, bidirectional=True)
+        self.attn = nn.Linear(channels, heads)
+        self.mlp = nn.Sequential(nn.Linear(channels * (2 + heads), hidden), nn.GELU(), nn.Dropout(dropout),
+                                 nn.Linear(hidden, out))
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor, pos=None) -> torch.Tensor:
+        """mask: [B, 1, T] float; pos is ignored (the convolution branches' packing)."""
+        m = mask.transpose(1, 2)  # [B, T, 1]
+        t = input_ids.shape[1]
+        lengths = m.sum(dim=(1, 2)).to(torch.int64).clamp(min=1)
+        e = self.embed(input_ids * m.squeeze(2).to(torch.int64))
+        # packed, so that padding never reaches the backward direction
+        packed = nn.utils.rnn.pack_padded_sequence(e, lengths, batch_first=True, enforce_sorted=False)
+        h, _ = nn.utils.rnn.pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=t)
+        h = h * m
+        count = m.sum(dim=1).clamp(min=1.0)
+        pooled = [(h - 1e4 * (1 - m)).amax(dim=1), h.sum(dim=1) / count]  # GRU outputs can be negative
+        weights = torch.softmax(self.attn(h).masked_fill(m == 0, -1e4), dim=1)  # [B, T, heads]
+        pooled.append(torch.bmm(weights.transpose(1, 2), h).flatten(1))
+        return self.mlp(torch.cat(pooled, dim=1))
+
+
+def make_branch(vocab_size: int, out: int, kind: str = "cnn", **cfg) -> nn.Module:
+    """A branch of the given kind ("cnn": Branch, "gru": GruBranch)."""
+    if kind == "gru":
+        return GruBranch(vocab_size, out=out, **cfg)
+    return Branch(vocab_size, out=out, **cfg)
+
+
 class BagRidge(nn.Module):
     """A ridge regression over idf-weighted, length-normalised token counts, written as two lookup
     tables: sum_t U[id_t] / sqrt(sum_t S[id_t]) + b, where U = ridge weights * idf and S = idf^2
@@ -92,18 +134,17 @@ class BagRidge(nn.Module):
 
 
 BRANCH_DEFAULTS = {
-    "six": dict(dim=128, channels=256, kernel=3, heads=2, hidden=256, dropout=0.3),
-    "sub": dict(dim=128, channels=192, kernel=3, heads=2, hidden=256, dropout=0.3),
-    "va": dict(dim=64, channels=64, kernel=3, heads=1, hidden=64, dropout=0.3),
+    "six": dict(kind="gru", dim=128, channels=128, kernel=3, heads=2, hidden=256, dropout=0.3),
+    "sub": dict(kind="cnn", dim=128, channels=192, kernel=3, heads=2, hidden=256, dropout=0.3),
+    "va": dict(kind="cnn", dim=64, channels=64, kernel=3, heads=1, hidden=64, dropout=0.3),
 }
 OUT_SIZES = {"six": N_SIX, "sub": N_SUB, "va": 2}
 
 
 class Ensemble(nn.Module):
-    """Independently trained six-way members; the output is the mean of their softmax distributions.
-    Averaging a few cheap members beat one wider network of the same cost on dair-ai dev."""
+    """Independently trained six-way members; the output is the mean of their softmax distributions."""
 
-    def __init__(self, members: list[Branch]):
+    def __init__(self, members: list[nn.Module]):
         super().__init__()
         self.members = nn.ModuleList(members)
 
@@ -117,8 +158,8 @@ class EmotionNet(nn.Module):
         super().__init__()
         cfg = {k: dict(v, **(config or {}).get(k, {})) for k, v in BRANCH_DEFAULTS.items()}
         self.config = {"vocab_size": vocab_size, "branches": cfg, "six_members": six_members}
-        self.branches = nn.ModuleDict({k: Branch(vocab_size, out=OUT_SIZES[k], **cfg[k]) for k in ("sub", "va")})
-        self.six = Ensemble([Branch(vocab_size, out=N_SIX, **cfg["six"]) for _ in range(six_members)])
+        self.branches = nn.ModuleDict({k: make_branch(vocab_size, OUT_SIZES[k], **cfg[k]) for k in ("sub", "va")})
+        self.six = Ensemble([make_branch(vocab_size, N_SIX, **cfg["six"]) for _ in range(six_members)])
         self.va_bag = BagRidge(vocab_size)
         # per output (valence, arousal): share of the ridge in the final value; picked on EmoBank dev
         self.register_buffer("va_mix", torch.zeros(2))

@@ -4,8 +4,8 @@
     /usr/bin/python3 models/train/train.py --no-dair  # variant without the research-only dair-ai data
 
 Three parts of one network, trained one after another (they share no weights):
-  six  - dair-ai six-way: an average of independently trained members (different seeds and augmentation
-         draws), each on dair-ai train plus chat-style copies (contractions, punctuation, casing, emoji),
+  six  - dair-ai six-way: the average of two independently trained bidirectional GRU members (different
+         seeds and augmentation draws), each trained on dair-ai train plus chat-style copies (contractions, punctuation, casing, emoji),
          synthetic emoji-only / negation / intensity / chat-phrase rows and GoEmotions mapped to the six
          as weak labels.
   sub  - GoEmotions 28 labels (sigmoid); thresholds picked on 10% of GoEmotions train held out.
@@ -35,7 +35,7 @@ import metrics  # noqa: E402
 import teachers  # noqa: E402
 from compact import CompactNet, check as check_compact  # noqa: E402
 from fit import Encoder, Row, fit, pad, predict  # noqa: E402
-from model import Branch, EmotionNet, Ensemble, BRANCH_DEFAULTS, OUT_SIZES  # noqa: E402
+from model import Branch, EmotionNet, Ensemble, BRANCH_DEFAULTS, OUT_SIZES, make_branch  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -49,12 +49,13 @@ def log(msg: str) -> None:
 
 def arch(args) -> dict:
     """Branch sizes that differ from model.BRANCH_DEFAULTS."""
-    return {"six": {"channels": args.six_channels}, "sub": {"channels": args.sub_channels}, "va": {}}
+    return {"six": {"kind": args.six_kind, "channels": args.six_channels}, "sub": {"channels": args.sub_channels},
+            "va": {}}
 
 
-def new_branch(name: str, vocab: int, seed: int, cfg: dict | None = None) -> Branch:
+def new_branch(name: str, vocab: int, seed: int, cfg: dict | None = None) -> torch.nn.Module:
     torch.manual_seed(seed)
-    return Branch(vocab, out=OUT_SIZES[name], **dict(BRANCH_DEFAULTS[name], **(cfg or {})))
+    return make_branch(vocab, OUT_SIZES[name], **dict(BRANCH_DEFAULTS[name], **(cfg or {})))
 
 
 def six_scores(six, rows, enc: Encoder) -> dict:
@@ -105,7 +106,7 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
             return real + synth
         return rows_for_epoch
 
-    def train_members(n: int, first: int = 0, teacher=None, role: str = "member") -> list[Branch]:
+    def train_members(n: int, first: int = 0, teacher=None, role: str = "member") -> list[torch.nn.Module]:
         """Members first .. first+n-1: member k draws seed and augmentation from k."""
         members = []
         dev_sum = np.zeros((len(dair_dev), 6), np.float32)
@@ -124,6 +125,11 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
                 log(f"six: {role}s 1..{k + 1} on dair dev {m['accuracy']:.4f}/{m['macro_f1']:.4f}")
         return members
 
+    threads = torch.get_num_threads()
+    if args.six_kind == "gru":
+        # a GRU step's matrices (64 texts x 64 units) are too small to share out: one thread trained a
+        # member about 3x faster than two on the 2-core machine
+        torch.set_num_threads(1)
     if not args.teachers:
         members = train_members(args.six_members)
     else:
@@ -141,6 +147,7 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
                     cache[t] = p
             return [cache[t] for t in texts]
         members = train_members(args.six_members, 10, teacher, role="student")
+    torch.set_num_threads(threads)
     ens = Ensemble(members)
     if val:
         log(f"six: dair val (reported, not used for selection) {json.dumps(six_scores(ens, val, enc))}")
@@ -245,13 +252,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--epochs", type=int, default=6, help="six-way student epochs")
-    ap.add_argument("--six-members", type=int, default=3,
-                    help="independently trained six-way members (3: dair val 0.928/0.904 but about a third slower)")
+    ap.add_argument("--six-members", type=int, default=2, help="independently trained six-way members, averaged")
+    ap.add_argument("--six-kind", choices=["gru", "cnn"], default="gru",
+                    help="six-way encoder: bidirectional GRU, or the width-3 convolution of model 1.2.0 "
+                         "(--six-kind cnn --six-channels 256 --six-members 3)")
     ap.add_argument("--teachers", type=int, default=0,
                     help="train this many six-way members first and distil their mean into the students")
     ap.add_argument("--distill-alpha", type=float, default=0.5,
                     help="students' target: this share teacher distribution, the rest gold label")
-    ap.add_argument("--six-channels", type=int, default=256)
+    ap.add_argument("--six-channels", type=int, default=128,
+                    help="six-way encoder width (GRU: both directions together, 64 each)")
     ap.add_argument("--sub-channels", type=int, default=192)
     ap.add_argument("--hold-dev", action="store_true",
                     help="keep 10%% of dair-ai train out as dev and report it (for choosing the recipe); "
@@ -276,7 +286,7 @@ def main() -> None:
     ap.add_argument("--va-pseudo-w", type=float, default=1.0)
     ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
     ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
-    ap.add_argument("--version", default="1.2.0")
+    ap.add_argument("--version", default="1.3.0")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))
