@@ -5,13 +5,14 @@
 re-lays an exported model (its weights read back from the ONNX file, in EmotionNet's plain export or in
 this layout), checks that every output matches the original within 1e-5 on dair-ai val texts in
 mixed-length batches, and updates manifest.json's checksum. train.py exports through CompactNet too.
-From either the plain 1.1.0 file or the shipped one, it writes the shipped file byte for byte.
+From the plain 1.1.0 file it writes 1.1.0's shipped file, and a file in this layout (1.2.0, 1.3.0) it
+writes again byte for byte. GRU members (1.3.0) become LeanGru: two forward GRUs, see below.
 
 Why: for one text, a run of EmotionNet's own export was mostly kernel launches (204 of them), not
 arithmetic, and a chat turn scores two single texts. Per branch, the three window lookups (each a
 Gather, Gather, Cast, Mul) become one over all windows, and the zero row that padding reads is one Pad
 instead of four shape operators; the packing and window ids are computed once for all branches: 155
-kernels. The outputs are the same to the bit on dair-ai val. Stacking the branches into batched
+kernels for 1.2.0's three convolution members. The outputs are the same to the bit on dair-ai val. Stacking the branches into batched
 matrix products (fewer kernels still) was slower: ONNX Runtime prepacks only 2-D constant weights.
 """
 from __future__ import annotations
