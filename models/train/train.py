@@ -5,9 +5,9 @@
 
 Three parts of one network, trained one after another (they share no weights):
   six  - dair-ai six-way: the average of two independently trained bidirectional GRU members (different
-         seeds and augmentation draws), each trained on dair-ai train plus chat-style copies (contractions, punctuation, casing, emoji),
-         synthetic emoji-only / negation / intensity / chat-phrase rows and GoEmotions mapped to the six
-         as weak labels.
+         seeds and augmentation draws), each trained on dair-ai train plus chat-style copies
+         (contractions, punctuation, casing, emoji), synthetic emoji-only / negation / intensity /
+         chat-phrase rows and GoEmotions mapped to the six as weak labels.
   sub  - GoEmotions 28 labels (sigmoid); thresholds picked on 10% of GoEmotions train held out.
   va   - EmoBank valence/arousal: a small branch trained on EmoBank plus a TF-IDF ridge teacher's labels
          for the other corpora's texts, mixed with a ridge regression over token ids that runs in-graph.
