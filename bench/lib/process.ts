@@ -7,9 +7,10 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import { killOnExit } from '../../test/helpers/kill-on-exit.js';
+
+export { freePort } from '../../test/helpers/free-port.js';
 
 export interface Child {
   child: ChildProcess;
@@ -86,13 +87,4 @@ export async function startChild(script: string, args: string[], env: Record<str
       child.kill('SIGTERM');
     }),
   };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
