@@ -122,16 +122,17 @@ export class RedisContextStore implements ContextStore {
       return undefined;
     }
     const [createdAt, updatedAt, total, list, tail, length] = reply;
+    const messages = this.#messages(cached, list, tail, length);
     let record: ContextRecord;
-    if (cached && tail === 1 && list.length === 0 && length === cached.messages.length && cached.updatedAt === Number(updatedAt.toString())) {
-      record = cached; // unchanged
+    if (cached && messages === cached.messages && cached.updatedAt === Number(updatedAt.toString())) {
+      record = cached; // unchanged: #messages kept the held list, so creation time and total are the same
     } else {
       record = {
         id: contextId,
         createdAt: Number(createdAt.toString()),
         updatedAt: Number(updatedAt.toString()),
         total: Number(total.toString()),
-        messages: this.#messages(cached, list, tail, length),
+        messages,
       };
       this.#cache.set(contextId, record);
     }
