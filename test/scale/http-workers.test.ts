@@ -31,11 +31,20 @@ function call(base: string, path: string, init: { body?: unknown; headers?: Reco
   return fetch(base + path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(init.body) });
 }
 
+/** Resolves once the engine's queue holds at least n texts: a request's work is under way, watched rather than timed. */
+async function queueHolds(engine: AnalysisEngine, n: number): Promise<void> {
+  for (const until = Date.now() + 10_000; (engine.stats?.().queuedTexts ?? 0) < n;) {
+    expect(Date.now(), `the engine queue never held ${n} texts`).toBeLessThan(until);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 const msg = (text: string, externalId?: string) => ({ ...(externalId ? { externalId } : {}), content: { text } });
 
 describe('HTTP workers without Redis (stores on the main thread)', () => {
   let s: SentioWorkers & { base: string };
-  beforeAll(async () => { s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '100000' }); });
+  let engine: AnalysisEngine;
+  beforeAll(async () => { engine = await testEngine(); s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '100000' }, engine); });
   afterAll(async () => { await s?.close(2_000); });
 
   it('serves analysis through the main thread engine, and 401/404 on every worker', async () => {
@@ -89,7 +98,7 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
       headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' },
       body: JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} ${long}`)) }),
     }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    await queueHolds(engine, 500);
     ac.abort();
     expect(await pending).toBeInstanceOf(Error);
     const r = await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('still here')] } });
@@ -99,16 +108,17 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
 
 describe('HTTP workers: engine errors cross the thread boundary with their meaning', () => {
   it('a full engine queue is still 503 overloaded with Retry-After', async () => {
-    const s = await startWorkers({}, await testEngine({ maxQueue: 100 }));
+    const engine = await testEngine({ maxQueue: 100 });
+    const s = await startWorkers({}, engine);
     try {
       const long = 'I cannot believe how much everything has changed, honestly, it is strange. '.repeat(10);
       const texts = (n: number) => ({ messages: Array.from({ length: n }, (_, i) => msg(`${i} ${long}`)) });
-      // Seconds of engine work first (admitted: the queue is empty), then a request that cannot fit.
-      const [big, refused] = await Promise.all([
-        call(s.base, '/v2/emotions/batch-analysis', { body: texts(1000) }),
-        new Promise<Response>((resolve) => setTimeout(() => resolve(call(s.base, '/v2/emotions/batch-analysis', { body: texts(50) })), 300)),
-      ]);
-      expect(big.status).toBe(200);
+      // Seconds of engine work first (admitted: the queue is empty); while most of it is still queued,
+      // a request that cannot fit.
+      const big = call(s.base, '/v2/emotions/batch-analysis', { body: texts(1000) });
+      await queueHolds(engine, 500);
+      const refused = await call(s.base, '/v2/emotions/batch-analysis', { body: texts(50) });
+      expect((await big).status).toBe(200);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('1');
       expect((await refused.json()).error.code).toBe('overloaded');
