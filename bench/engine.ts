@@ -11,6 +11,9 @@
  *
  *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--inference-threads N] [--intra-threads N]
  *                           [--provider cpu|auto|cuda] [--batches 1,8,32,128] [--quick]
+ *                           [--model-dir DIR] [--baseline-model DIR]
+ * --baseline-model also runs the raw scenarios on another model directory (the same model re-laid, an
+ * earlier version), interleaved with the model under test, and prints the ratio at each batch size.
  * The raw engine keeps as many batches outstanding as the batcher may (2), so "raw" is the engine's full
  * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
@@ -39,6 +42,7 @@ const { values: args } = parseArgs({
     'inference-threads': { type: 'string', default: '0' },
     'intra-threads': { type: 'string', default: '0' },
     'model-dir': { type: 'string' },
+    'baseline-model': { type: 'string' },
     provider: { type: 'string', default: 'cpu' },
     memory: { type: 'boolean', default: false },
     idle: { type: 'boolean', default: false },
@@ -104,27 +108,34 @@ async function throughputBench(): Promise<void> {
     intraOpThreads: plan.intraOpThreads,
   };
   const engine: Engine = await createEngine(engineOptions);
-  const files = await readModelFiles(modelDir, { verifyChecksums: false });
-  const handle: NativeHandle = await native.load({
-    modelPath: files.modelPath,
-    tokenizer: files.tokenizer,
-    executionProvider: provider,
-    threads: plan.threads,
-    intraOpThreads: plan.intraOpThreads,
-    interOpThreads: 1,
-    maxRunTexts: Math.max(...rawBatches),
-  });
+  const loadRaw = async (dir: string): Promise<NativeHandle> => {
+    const files = await readModelFiles(dir, { verifyChecksums: false });
+    return native.load({
+      modelPath: files.modelPath,
+      tokenizer: files.tokenizer,
+      executionProvider: provider,
+      threads: plan.threads,
+      intraOpThreads: plan.intraOpThreads,
+      interOpThreads: 1,
+      maxRunTexts: Math.max(...rawBatches),
+    });
+  };
+  const handle = await loadRaw(modelDir);
+  const otherDir = args['baseline-model'];
+  const other = otherDir === undefined ? undefined : await loadRaw(otherDir);
   // Loaded only when used: onnxruntime-node's binding would bind to whichever libonnxruntime.so.1 is loaded.
   const peer: { analyze(texts: string[]): Promise<unknown>; close(): Promise<void> } = baselineKind === 'ort-js'
     ? await (await import('./peer/ort-scorer.js')).OrtJsScorer.load(modelDir, availableParallelism())
     : await createEngine({ ...engineOptions, executionProvider: 'cpu' });
 
   const raw = new Map<number, Tally>(rawBatches.map((b) => [b, new Tally()]));
+  const rawOther = new Map<number, Tally>(rawBatches.map((b) => [b, new Tally()]));
   const batched = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
   const baseline = new Map<number, Tally>([1, 16, 64].map((c) => [c, new Tally()]));
 
   // Warm all three paths (JIT, arenas) before measuring.
   await closedLoop(plan.maxBatchesInFlight, 300, 32, (k) => native.run(handle, batch(k, 32)));
+  if (other) await closedLoop(plan.maxBatchesInFlight, 300, 32, (k) => native.run(other, batch(k, 32)));
   await closedLoop(16, 300, 1, (k) => engine.analyze([pick(k)]));
   await closedLoop(4, 300, 1, (k) => peer.analyze([pick(k)]));
 
@@ -133,6 +144,10 @@ async function throughputBench(): Promise<void> {
     for (const [b, t] of raw) {
       const res = await closedLoop(plan.maxBatchesInFlight, ms, b, (k) => native.run(handle, batch(k, b)));
       t.add(res.texts, res.ms, res.latencies);
+      if (other) {
+        const o = await closedLoop(plan.maxBatchesInFlight, ms, b, (k) => native.run(other, batch(k, b)));
+        rawOther.get(b)!.add(o.texts, o.ms, o.latencies);
+      }
     }
     for (const [c, t] of batched) {
       const res = await closedLoop(c, ms, 1, (k) => engine.analyze([pick(k)]));
@@ -152,7 +167,12 @@ async function throughputBench(): Promise<void> {
   const row = (name: string, t: Tally): void =>
     console.log(`${name.padEnd(30)} ${fmt(t.perSecond).padStart(8)} texts/s   p50 ${fmt(t.pct(50), 2).padStart(7)} ms   p99 ${fmt(t.pct(99), 2).padStart(7)} ms`);
   for (const [b, t] of raw) row(`raw engine, batch ${b}`, t);
+  if (other) for (const [b, t] of rawOther) row(`raw, baseline model, batch ${b}`, t);
   console.log(`(raw: ${plan.maxBatchesInFlight} batches outstanding; latency is per batch)`);
+  if (other) {
+    console.log(`model / baseline model (${otherDir}): ` +
+      rawBatches.map((b) => `batch ${b} ${(raw.get(b)!.perSecond / rawOther.get(b)!.perSecond).toFixed(2)}x`).join(', '));
+  }
   for (const [c, t] of batched) row(`batcher, ${c} callers`, t);
   for (const [c, t] of baseline) row(`baseline (${baselineKind}), ${c} callers`, t);
 
@@ -181,9 +201,11 @@ async function throughputBench(): Promise<void> {
     intra_op_threads: info.intraOpThreads,
     cpus: availableParallelism(),
     model_version: info.model.version,
+    ...(other ? { raw_vs_baseline_model: Object.fromEntries(rawBatches.map((b) => [`batch_${b}`, Number((raw.get(b)!.perSecond / rawOther.get(b)!.perSecond).toFixed(3))])) } : {}),
   };
   await engine.close();
   await native.dispose(handle);
+  if (other) await native.dispose(other);
   await peer.close();
   console.log(JSON.stringify(summary));
 }
