@@ -64,6 +64,7 @@ const EnvSchema = z.object({
   SENTIO_BATCH_MAX_SIZE: int(64, 1, 4096),
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1),
   SENTIO_BATCH_MAX_WAIT_MS: z.coerce.number().min(0).max(1000).default(2),
+  SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),
   SENTIO_QUEUE_MAX: int(4_096, 1),
 });
 
@@ -116,6 +117,7 @@ export interface Config {
     maxBatchTokens: number;
     maxWaitMs: number;
     maxQueue: number;
+    streamChunk: number;
   };
 }
 
@@ -201,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBatchTokens: e.SENTIO_BATCH_MAX_TOKENS,
       maxWaitMs: e.SENTIO_BATCH_MAX_WAIT_MS,
       maxQueue: e.SENTIO_QUEUE_MAX,
+      streamChunk: e.SENTIO_BATCH_STREAM_CHUNK,
     },
   };
   return deepFreeze(config);

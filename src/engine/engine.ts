@@ -65,6 +65,7 @@ export interface EngineInfo {
     maxWaitMs: number;
     maxQueue: number;
     maxBatchesInFlight: number;
+    streamChunk: number;
   };
 }
 
@@ -197,6 +198,7 @@ class NativeEngine implements Engine {
         maxWaitMs: opts.maxWaitMs,
         maxQueue: opts.maxQueue,
         maxBatchesInFlight: opts.maxBatchesInFlight,
+        streamChunk: opts.streamChunk,
       },
     });
     const onBatch = opts.onBatch;
@@ -215,6 +217,7 @@ class NativeEngine implements Engine {
           maxWaitMs: opts.maxWaitMs,
           maxQueue: opts.maxQueue,
           maxBatchesInFlight: opts.maxBatchesInFlight,
+          streamChunk: opts.streamChunk,
           cost: (text) => estimateTokens(text, maxLength),
           ...(opts.clock ? { clock: opts.clock } : {}),
         })

@@ -55,6 +55,12 @@ export interface EngineOptions {
   maxQueue?: number;
   /** Batches handed to the native engine at once. 0 = auto: 2, one running (on all engine threads) and one ready. Default 0. */
   maxBatchesInFlight?: number;
+  /**
+   * A batch holding texts of several calls runs as engine runs of at most this many texts, each answering
+   * its callers as it finishes, so replies flow while the rest of the batch runs. 0 = one run per batch.
+   * Default 16.
+   */
+  streamChunk?: number;
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
   clock?: Clock;
@@ -84,6 +90,7 @@ export const ENGINE_DEFAULTS = {
   maxWaitMs: 2,
   maxQueue: 4096,
   maxBatchesInFlight: 0,
+  streamChunk: 16,
 } as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
 
 function int(name: string, v: number, min: number, max = 1 << 30): number {
@@ -110,6 +117,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('maxBatchTokens', r.maxBatchTokens, 1);
   int('maxQueue', r.maxQueue, 1);
   int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
+  int('streamChunk', r.streamChunk, 0, 65536);
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {
     throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
   }

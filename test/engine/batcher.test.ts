@@ -99,6 +99,38 @@ describe('MicroBatcher', () => {
     expect(batcher.stats()).toMatchObject({ queuedTexts: 0, inFlightBatches: 0, batches: 3, texts: 10 });
   });
 
+  it('runs a batch serving several calls as length-ordered parts of at most streamChunk texts, each answering as it ends', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 10, streamChunk: 4 });
+    const texts = ['aaaaaaaaaa', 'b', 'cccccc', 'dd', 'eeeeeeeee', 'fff', 'ggggggg', 'hhhh', 'iiiiiiii', 'jjjjj'];
+    const calls = texts.map((t) => track(batcher.submit([t])));
+    await clock.flush();
+    // one batch of 10 (below two halves' worth), run as 4 + 4 + 2 texts, shortest first
+    expect(runs.map((r) => r.items)).toEqual([
+      ['b', 'dd', 'fff', 'hhhh'],
+      ['jjjjj', 'cccccc', 'ggggggg', 'iiiiiiii'],
+      ['eeeeeeeee', 'aaaaaaaaaa'],
+    ]);
+    await finish(1);
+    expect(calls.map((c) => c.settled)).toEqual(texts.map((t) => ['jjjjj', 'cccccc', 'ggggggg', 'iiiiiiii'].includes(t)));
+    expect(batcher.stats()).toMatchObject({ inFlightBatches: 1, inFlightTexts: 10, batches: 1 }); // one batch until its last part ends
+    await finish(0);
+    await finish(2);
+    expect(calls.map((c) => c.value)).toEqual(texts.map((t) => [t.toUpperCase()]));
+    expect(batcher.stats()).toMatchObject({ inFlightBatches: 0, inFlightTexts: 0 });
+  });
+
+  it('keeps whole a batch of calls averaging streamChunk texts or more, and one within streamChunk', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 10, streamChunk: 4 });
+    void batcher.submit(['a', 'bb', 'ccc', 'dddd', 'eeeee', 'ffffff']);
+    void batcher.submit(['g', 'hh', 'iii', 'jjjj']);
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([10]);
+    await finish(0);
+    for (const t of ['x', 'y', 'z']) void batcher.submit([t]);
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([10, 3]);
+  });
+
   it('closes a batch on its padded-token budget', async () => {
     const { clock, runs, batcher } = setup({ maxBatchTokens: 30, maxBatchSize: 100 });
     void batcher.submit(['x'.repeat(10), 'y'.repeat(10), 'z'.repeat(10), 'w'.repeat(10)]);
@@ -370,6 +402,8 @@ describe('MicroBatcher', () => {
   it('validates its options', () => {
     expect(() => setup({ maxBatchSize: 0 })).toThrow(RangeError);
     expect(() => setup({ maxWaitMs: -1 })).toThrow(RangeError);
+    expect(() => setup({ streamChunk: -1 })).toThrow(RangeError);
+    expect(() => setup({ streamChunk: 1.5 })).toThrow(RangeError);
   });
 });
 

@@ -1,0 +1,98 @@
+/**
+ * `npm run bench:ab -- '<json list of env objects>' [--rounds 8] [--seconds 3]`: Sentio under the load
+ * bench's single-message V2 scenario (64 connections), one server per list entry (its environment
+ * overrides), all started at once and loaded in turn, round after round, in alternating order. This
+ * machine's speed drifts by a quarter within minutes, so a change worth a few percent only shows in
+ * ratios taken close together: each round's requests/s is divided by the first entry's in the same
+ * round, and the median of those ratios is printed, with each round's, the machine's idle share and the
+ * server's CPU per request. Example: npm run bench:ab -- '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { runLoad } from './lib/autocannon.js';
+import { freePort, startChild } from './lib/process.js';
+import type { Child } from './lib/process.js';
+import { benchTexts } from './lib/texts.js';
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '3' } },
+});
+const variants = JSON.parse(positionals[0] ?? '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]') as Record<string, string>[];
+if (!Array.isArray(variants) || variants.length < 2) throw new Error('give a JSON list of at least two environment objects');
+const rounds = Number(args.rounds);
+const seconds = Number(args.seconds);
+const KEY = 'sentio_bench_key';
+const texts = benchTexts();
+let cursor = 0;
+const body = () => JSON.stringify({ messages: [{ content: { text: texts[cursor++ % texts.length]! } }] });
+
+/** Machine-wide CPU time (ms, summed over CPUs): idle, and in all. */
+function machineTimes(): { idle: number; total: number } {
+  let idle = 0;
+  let total = 0;
+  for (const c of os.cpus()) {
+    idle += c.times.idle;
+    total += c.times.user + c.times.nice + c.times.sys + c.times.idle + c.times.irq;
+  }
+  return { idle, total };
+}
+
+interface Turn { rps: number; idlePct: number; mainUs: number; engineUs: number }
+
+async function turn(child: Child, durationS: number): Promise<Turn> {
+  const m0 = machineTimes();
+  const s0 = child.cpuSeconds();
+  const r = await runLoad({
+    name: 'ab', url: `http://127.0.0.1:${child.port}`, connections: 64, durationS,
+    path: '/v2/emotions/analysis', body, headers: { 'x-api-key': KEY },
+  });
+  const m = machineTimes();
+  const s = child.cpuSeconds();
+  const n = Math.max(1, r.rps * r.durationS);
+  return {
+    rps: r.rps,
+    idlePct: (100 * (m.idle - m0.idle)) / Math.max(1, m.total - m0.total),
+    mainUs: ((s.main - s0.main) * 1e6) / n,
+    engineUs: ((s.engine - s0.engine) * 1e6) / n,
+  };
+}
+
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const children: Child[] = [];
+  try {
+    for (const env of variants) {
+      const port = await freePort();
+      children.push(await startChild('dist/src/main.js', [], {
+        SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000', ...env,
+      }, '"sentio listening"'));
+    }
+    for (const c of children) await turn(c, 2); // warm-up: JIT, arenas, pools
+    const turns: Turn[][] = variants.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      const order = [...children.keys()];
+      if (r % 2) order.reverse();
+      for (const i of order) turns[i]!.push(await turn(children[i]!, seconds));
+    }
+    console.log(`${rounds} rounds x ${seconds} s per server, ${os.cpus().length} x ${os.cpus()[0]?.model}; ratios are per round, against the first entry`);
+    const summary = variants.map((env, i) => {
+      const t = turns[i]!;
+      const ratios = t.map((x, r) => x.rps / turns[0]![r]!.rps);
+      const row = {
+        env, rps: Math.round(median(t.map((x) => x.rps))), vs_first: Number(median(ratios).toFixed(3)),
+        rounds_ahead: ratios.filter((x) => x > 1).length, idle_pct: Number(median(t.map((x) => x.idlePct)).toFixed(1)),
+        main_us: Math.round(median(t.map((x) => x.mainUs))), engine_us: Math.round(median(t.map((x) => x.engineUs))),
+      };
+      console.log(`${JSON.stringify(env).padEnd(44)} ${String(row.rps).padStart(6)} req/s  x${row.vs_first.toFixed(3)} (ahead in ${row.rounds_ahead}/${rounds})  ` +
+        `idle ${row.idle_pct}%  CPU µs/request: main ${row.main_us}, engine ${row.engine_us}  rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
+      return row;
+    });
+    console.log(JSON.stringify(summary));
+  } finally {
+    for (const c of children) await c.stop();
+  }
+}
+
+await main();
