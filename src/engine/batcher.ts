@@ -318,8 +318,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#stats.texts += batch.length;
     const parts = this.#parts(batch);
     let left = parts.length;
+    const outcome = { failed: false }; // a batch counts as failed once, however many of its parts fail
     for (const part of parts) {
-      this.#runPart(part, () => {
+      this.#runPart(part, outcome, () => {
         if (--left > 0) return;
         this.#inFlight--;
         this.#inFlightTexts -= batch.length;
@@ -351,20 +352,20 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     return parts;
   }
 
-  #runPart(batch: Entry<I, O>[], done: () => void): void {
+  #runPart(part: Entry<I, O>[], outcome: { failed: boolean }, done: () => void): void {
     let running: Promise<O[]>;
     try {
-      running = this.#run(batch.map((e) => e.item));
+      running = this.#run(part.map((e) => e.item));
     } catch (err) {
       running = Promise.reject(err);
     }
     running
       .then(
         (outputs) => {
-          if (outputs.length !== batch.length) {
-            throw new InferenceError(`engine returned ${outputs.length} results for ${batch.length} texts. This is a bug.`);
+          if (outputs.length !== part.length) {
+            throw new InferenceError(`engine returned ${outputs.length} results for ${part.length} texts. This is a bug.`);
           }
-          batch.forEach((e, i) => {
+          part.forEach((e, i) => {
             const call = e.call;
             if (call.done) return;
             call.results[e.index] = outputs[i]!;
@@ -373,9 +374,10 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         },
       )
       .catch((err: unknown) => {
-        this.#stats.failedBatches++;
+        if (!outcome.failed) this.#stats.failedBatches++;
+        outcome.failed = true;
         const error = err instanceof Error ? err : new InferenceError(String(err));
-        for (const e of batch) settle(e.call, { error });
+        for (const e of part) settle(e.call, { error });
       })
       .finally(done);
   }

@@ -119,6 +119,19 @@ describe('MicroBatcher', () => {
     expect(batcher.stats()).toMatchObject({ inFlightBatches: 0, inFlightTexts: 0 });
   });
 
+  it('rejects only the calls of a failed part, and counts the batch as failed once', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 10, streamChunk: 4 });
+    const calls = ['a', 'bb', 'ccc', 'dddd', 'eeeee', 'ffffff'].map((t) => track(batcher.submit([t])));
+    await clock.flush();
+    expect(runs.map((r) => r.items.length)).toEqual([3, 3]);
+    runs[0]!.reject(new InferenceError('boom'));
+    await clock.flush();
+    expect(calls.map((c) => c.error instanceof InferenceError)).toEqual([true, true, true, false, false, false]);
+    await finish(1);
+    expect(calls.slice(3).map((c) => c.value)).toEqual([['DDDD'], ['EEEEE'], ['FFFFFF']]);
+    expect(batcher.stats()).toMatchObject({ failedBatches: 1, inFlightBatches: 0 });
+  });
+
   it('keeps whole a batch of calls averaging streamChunk texts or more, and one within streamChunk', async () => {
     const { clock, runs, batcher, finish } = setup({ maxBatchSize: 10, streamChunk: 4 });
     void batcher.submit(['a', 'bb', 'ccc', 'dddd', 'eeeee', 'ffffff']);
