@@ -13,6 +13,7 @@ import { runLoad } from './lib/autocannon.js';
 import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
+import { machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -26,17 +27,6 @@ const KEY = 'sentio_bench_key';
 const texts = benchTexts();
 let cursor = 0;
 const body = () => JSON.stringify({ messages: [{ content: { text: texts[cursor++ % texts.length]! } }] });
-
-/** Machine-wide CPU time (ms, summed over CPUs): idle, and in all. */
-function machineTimes(): { idle: number; total: number } {
-  let idle = 0;
-  let total = 0;
-  for (const c of os.cpus()) {
-    idle += c.times.idle;
-    total += c.times.user + c.times.nice + c.times.sys + c.times.idle + c.times.irq;
-  }
-  return { idle, total };
-}
 
 interface Turn { rps: number; idlePct: number; mainUs: number; engineUs: number }
 

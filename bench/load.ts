@@ -22,6 +22,7 @@ import os from 'node:os';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
+import { machineTimes } from './lib/machine.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
@@ -95,17 +96,6 @@ interface CpuBudget {
   serverOther: number;
   /** Share of all CPUs' time that nobody used during the run (the closed loop's stalls, other tenants aside). */
   machineIdlePct: number;
-}
-
-/** Machine-wide CPU time (ms, summed over CPUs): idle, and in all. */
-function machineTimes(): { idle: number; total: number } {
-  let idle = 0;
-  let total = 0;
-  for (const c of os.cpus()) {
-    idle += c.times.idle;
-    total += c.times.user + c.times.nice + c.times.sys + c.times.idle + c.times.irq;
-  }
-  return { idle, total };
 }
 
 async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number } }> {
