@@ -1,7 +1,8 @@
 """Train Sentio's emotion model and write models/emotion/{model.onnx, manifest.json}.
 
     /usr/bin/python3 models/train/train.py            # full recipe
-    /usr/bin/python3 models/train/train.py --no-dair  # variant without the research-only dair-ai data
+    /usr/bin/python3 models/train/train.py --no-dair --out DIR  # variant without the research-only
+                                                                 # dair-ai data, with its own tokenizer
 
 Three parts of one network, trained one after another (they share no weights):
   six  - dair-ai six-way: the average of two independently trained bidirectional GRU members (different
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+import build_tokenizer  # noqa: E402
 import corpora  # noqa: E402
 import data  # noqa: E402
 import export  # noqa: E402
@@ -296,7 +298,14 @@ def main() -> None:
     data.check_mapping()
     only = set(args.only.split(","))
 
-    tok = Tokenizer.load(os.path.join(OUT, "tokenizer.json"))
+    os.makedirs(args.out, exist_ok=True)
+    if args.no_dair:
+        # the shipped vocabulary was learned from dair-ai text as well: the variant learns its own
+        if os.path.abspath(args.out) == os.path.abspath(OUT):
+            sys.exit("--no-dair writes its own tokenizer: give --out a directory other than models/emotion")
+        tok = build_tokenizer.build(os.path.join(args.out, "tokenizer.json"), include_dair=False)
+    else:
+        tok = Tokenizer.load(os.path.join(OUT, "tokenizer.json"))
     enc = Encoder(tok)
     vocab = len(tok.vocab)
     names = data.load_go_names()
@@ -315,11 +324,11 @@ def main() -> None:
         if args.hold_dev:
             metrics_out["dair_dev"] = six_scores(net.six, data.dair_splits(args.seed)[1], enc)
         log(f"dair val {json.dumps(metrics_out['dair_val'])}")
-    os.makedirs(args.out, exist_ok=True)
-    if os.path.abspath(args.out) != os.path.abspath(OUT):
+    if not args.no_dair and os.path.abspath(args.out) != os.path.abspath(OUT):
         shutil.copyfile(os.path.join(OUT, "tokenizer.json"), os.path.join(args.out, "tokenizer.json"))
     compact = CompactNet(net).eval()
-    worst = check_compact(net, compact, [t for t, _ in corpora.dair("val")][:500], enc)
+    check_texts = [t for t, _ in corpora.goemotions("dev")] if args.no_dair else [t for t, _ in corpora.dair("val")]
+    worst = check_compact(net, compact, check_texts[:500], enc)
     if worst > 1e-5:
         sys.exit(f"the compact graph differs from the trained network by {worst:.2e}")
     export.export_onnx(compact, os.path.join(args.out, "model.onnx"))
