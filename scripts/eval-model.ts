@@ -1,10 +1,12 @@
 /**
  * Scores models/emotion/model.onnx through onnxruntime-node with the JS tokenizer.
  *   npm run eval:model -- --data FILE --format dair|goemotions|emobank [--model DIR] [--threads 2] [--batch 64]
+ *     [--style chat]   (dair only: each sentence as a chat user would type it, see lib/chat-style.ts)
  * Prints progress lines, then one JSON line last.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { chatStyle } from './lib/chat-style.js';
 import { readDair, readEmoBank, readGoEmotions } from './lib/datasets.js';
 import { OrtEmotionModel, argmaxRow } from './lib/ort-model.js';
 import { classification, f1, pearson, round } from './lib/scores.js';
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '2' },
     batch: { type: 'string', default: '64' },
     repeat: { type: 'string', default: '3' },
+    style: { type: 'string' },
   },
 });
 
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
   const { texts, score } = load(values.format, values.data, model);
   const out = await model.runAll(texts, batch); // also the warm-up for the timing below
   const result: Record<string, unknown> = { format: values.format, n: texts.length, model: model.manifest.version };
+  if (values.style) result.style = values.style;
   Object.assign(result, score(out));
   // Speed: whole passes (tokenize + pad + run) in batches of `batch`, each padded to its own longest text.
   const rates: number[] = [];
@@ -50,13 +54,14 @@ type Scorer = (out: Awaited<ReturnType<OrtEmotionModel['runAll']>>) => Record<st
 
 function load(format: string, path: string, model: OrtEmotionModel): { texts: string[]; score: Scorer } {
   const m = model.manifest.outputs;
+  if (values.style !== undefined && !(values.style === 'chat' && format === 'dair')) throw new Error('--style chat goes with --format dair');
   if (format === 'dair') {
     const rows = readDair(path);
     const labels = m.emotions.labels;
     const gold = rows.map((r) => labels.indexOf(r.label));
     if (gold.some((g) => g < 0)) throw new Error('dair file has a label the manifest does not know');
     return {
-      texts: rows.map((r) => r.text),
+      texts: rows.map((r, i) => (values.style === 'chat' ? chatStyle(r.text, i) : r.text)),
       score: (out) => classification(gold, rows.map((_, i) => argmaxRow(out.emotions, i, labels.length)), labels),
     };
   }
