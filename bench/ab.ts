@@ -1,6 +1,8 @@
 /**
- * `npm run bench:ab -- '<json list of env objects>' [--rounds 8] [--seconds 3]`: Sentio under the load
- * bench's single-message V2 scenario (64 connections), one server per list entry (its environment
+ * `npm run bench:ab -- '<json list of env objects>' [--rounds 8] [--seconds 3] [--texts 1] [--connections 64]`:
+ * Sentio under the load bench's V2 stateless scenario (one message a request at 64 connections unless
+ * --texts / --connections say otherwise; the load bench's batch scenario is --texts 32 --connections 16),
+ * one server per list entry (its environment
  * overrides), all started at once and loaded in turn, round after round, in alternating order. This
  * machine's speed drifts by a quarter within minutes, so a change worth a few percent only shows in
  * ratios taken close together: each round's requests/s is divided by the first entry's in the same
@@ -17,7 +19,10 @@ import { machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
-  options: { rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '3' } },
+  options: {
+    rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '3' },
+    texts: { type: 'string', default: '1' }, connections: { type: 'string', default: '64' },
+  },
 });
 const variants = JSON.parse(positionals[0] ?? '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]') as Record<string, string>[];
 if (!Array.isArray(variants) || variants.length < 2) throw new Error('give a JSON list of at least two environment objects');
@@ -26,7 +31,11 @@ const seconds = Number(args.seconds);
 const KEY = 'sentio_bench_key';
 const texts = benchTexts();
 let cursor = 0;
-const body = () => JSON.stringify({ messages: [{ content: { text: texts[cursor++ % texts.length]! } }] });
+const textsPerRequest = Number(args.texts);
+const connections = Number(args.connections);
+const body = () => JSON.stringify({
+  messages: Array.from({ length: textsPerRequest }, () => ({ content: { text: texts[cursor++ % texts.length]! } })),
+});
 
 interface Turn { rps: number; idlePct: number; mainUs: number; engineUs: number }
 
@@ -34,8 +43,8 @@ async function turn(child: Child, durationS: number): Promise<Turn> {
   const m0 = machineTimes();
   const s0 = child.cpuSeconds();
   const r = await runLoad({
-    name: 'ab', url: `http://127.0.0.1:${child.port}`, connections: 64, durationS,
-    path: '/v2/emotions/analysis', body, headers: { 'x-api-key': KEY },
+    name: 'ab', url: `http://127.0.0.1:${child.port}`, connections, durationS,
+    path: textsPerRequest > 1 ? '/v2/emotions/batch-analysis' : '/v2/emotions/analysis', body, headers: { 'x-api-key': KEY },
   });
   const m = machineTimes();
   const s = child.cpuSeconds();
@@ -66,7 +75,8 @@ async function main(): Promise<void> {
       if (r % 2) order.reverse();
       for (const i of order) turns[i]!.push(await turn(children[i]!, seconds));
     }
-    console.log(`${rounds} rounds x ${seconds} s per server, ${os.cpus().length} x ${os.cpus()[0]?.model}; ratios are per round, against the first entry`);
+    console.log(`${rounds} rounds x ${seconds} s per server, ${textsPerRequest} text(s) a request at ${connections} connections, ` +
+      `${os.cpus().length} x ${os.cpus()[0]?.model}; ratios are per round, against the first entry`);
     const summary = variants.map((env, i) => {
       const t = turns[i]!;
       const ratios = t.map((x, r) => x.rps / turns[0]![r]!.rps);

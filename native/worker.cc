@@ -358,7 +358,8 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   // On CPU padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
   // sub-batches: one closes when adding the next (longer) text would make padded tokens exceed
   // kPaddingSlack x real tokens, or at `cap` texts, which is small enough that every engine thread
-  // gets a share of a large batch. Each sub-batch is a task any engine thread may take.
+  // gets a share of a large batch unless other jobs wait. Each sub-batch is a task any engine thread may
+  // take.
   // On CUDA a run costs about the same whatever its size (launch overhead per node, docs/gpu.md) and
   // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
   // different batches instead of sharing one.
@@ -367,7 +368,13 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   constexpr size_t kMinSubBatch = 4;  // below this, ONNX Runtime's per-run overhead costs more than padding
   const std::vector<int32_t>& lengths = job.lengths;
   const size_t total = lengths.size();
-  const size_t threads = split_by_length ? static_cast<size_t>(std::max(1, config_.threads)) : 1;
+  size_t threads = split_by_length ? static_cast<size_t>(std::max(1, config_.threads)) : 1;
+  {
+    // Another job waiting means a free thread will take that one, so this job need not be shared out:
+    // its runs stay larger, and a run's fixed cost is spread over more texts (docs/engine.md, Padding).
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!queue_.empty()) threads = 1;
+  }
   const size_t cap = std::min(static_cast<size_t>(std::max(1, config_.max_run_texts)),
                               std::max(kMinSubBatch, (total + threads - 1) / threads));
 
