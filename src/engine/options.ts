@@ -53,7 +53,7 @@ export interface EngineOptions {
   maxWaitMs?: number;
   /** Texts waiting for a batch before calls are refused with EngineOverloadedError. Default 4096. */
   maxQueue?: number;
-  /** Batches handed to the native engine at once. 0 = auto: 2, one running (on all engine threads) and one ready. Default 0. */
+  /** Batches handed to the native engine at once. 0 = auto: 2, one running and one ready. Default 0. */
   maxBatchesInFlight?: number;
   /**
    * A batch holding texts of several calls runs as engine runs of at most this many texts, each answering

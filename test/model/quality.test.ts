@@ -48,7 +48,15 @@ function entropy(d: Record<string, number>): number {
 const BAR = { accuracy: 0.93, macroF1: 0.9, love: 0.8, surprise: 0.78 };
 const haveVal = existsSync(dairVal);
 
-async function scoreDairVal(style?: 'chat') {
+// Scored once per style: the bar test and the chat-spelling test share the plain pass.
+const scored = new Map<string, ReturnType<typeof scoreDairValOnce>>();
+function scoreDairVal(style: 'plain' | 'chat' = 'plain') {
+  let s = scored.get(style);
+  if (!s) scored.set(style, (s = scoreDairValOnce(style)));
+  return s;
+}
+
+async function scoreDairValOnce(style: 'plain' | 'chat') {
   const rows = readDair(dairVal);
   const out = await model.runAll(rows.map((r, i) => (style === 'chat' ? chatStyle(r.text, i) : r.text)), 64);
   const gold = rows.map((r) => labels.indexOf(r.label));
