@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     ? await startHttpWorkers(config, { engine, logger })
     : (single = await startSentio(config, { engine, logger }));
   logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
+  logger.flush(); // supervisors and scripts wait for this line; do not leave it to the next block
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -17,8 +17,11 @@ describe('server process', () => {
       for (const r of replies) expect(r.status).toBe(200);
       const state = await (await fetch(`${p.base}/v2/emotions/proc`, { headers: { 'x-api-key': KEY } })).json();
       expect(state.trajectory.baseline.messageCount).toBe(20);
-      const workersSeen = new Set(p.output.filter((l) => l.includes('"msg":"request"')).map((l) => (JSON.parse(l) as { worker: number }).worker));
-      expect(workersSeen.size).toBe(2);
+      // Log lines reach stdout in blocks, at the latest 100 ms after they are logged (docs/deployment.md#logs).
+      const workersSeen = () => new Set(p.output.filter((l) => l.includes('"msg":"request"')).map((l) => (JSON.parse(l) as { worker: number }).worker));
+      const deadline = Date.now() + 2_000;
+      while (workersSeen().size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(workersSeen().size).toBe(2);
     } finally {
       p.child.kill('SIGTERM');
     }
