@@ -299,9 +299,10 @@ def main() -> None:
     only = set(args.only.split(","))
 
     os.makedirs(args.out, exist_ok=True)
+    to_shipped = os.path.abspath(args.out) == os.path.abspath(OUT)
     if args.no_dair:
         # the shipped vocabulary was learned from dair-ai text as well: the variant learns its own
-        if os.path.abspath(args.out) == os.path.abspath(OUT):
+        if to_shipped:
             sys.exit("--no-dair writes its own tokenizer: give --out a directory other than models/emotion")
         tok = build_tokenizer.build(os.path.join(args.out, "tokenizer.json"), include_dair=False)
     else:
@@ -324,7 +325,7 @@ def main() -> None:
         if args.hold_dev:
             metrics_out["dair_dev"] = six_scores(net.six, data.dair_splits(args.seed)[1], enc)
         log(f"dair val {json.dumps(metrics_out['dair_val'])}")
-    if not args.no_dair and os.path.abspath(args.out) != os.path.abspath(OUT):
+    if not args.no_dair and not to_shipped:
         shutil.copyfile(os.path.join(OUT, "tokenizer.json"), os.path.join(args.out, "tokenizer.json"))
     compact = CompactNet(net).eval()
     check_texts = [t for t, _ in corpora.goemotions("dev")] if args.no_dair else [t for t, _ in corpora.dair("val")]
