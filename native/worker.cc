@@ -355,17 +355,18 @@ void Worker::Start(std::unique_ptr<Job> job) {
 }
 
 std::vector<Worker::Task> Worker::Plan(Job& job) {
-  // On CPU padding is pure waste for this model (it is compute-bound), so a batch runs as length-sorted
-  // sub-batches: one closes when adding the next (longer) text would make padded tokens exceed
-  // kPaddingSlack x real tokens, or at `cap` texts, which is small enough that every engine thread
-  // gets a share of a large batch unless other jobs wait. Each sub-batch is a task any engine thread may
-  // take.
+  // On CPU a run costs a fixed overhead (ONNX Runtime's ~160 kernel launches: about 240 µs here) plus
+  // the recurrent branch's steps over every row to the run's longest text (about 4.2 µs a row and step;
+  // the other branches skip padding inside the graph). So a batch is sorted by length and cut into runs
+  // that minimise kRunCost + rows x longest summed over the runs (kRunCost = 240 / 4.2 in token-rows;
+  // docs/engine.md, Padding), each run at most `cap` texts: small enough that every engine thread gets
+  // a share of a large batch unless other jobs wait. Each run is a task any engine thread may take.
   // On CUDA a run costs about the same whatever its size (launch overhead per node, docs/gpu.md) and
   // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
   // different batches instead of sharing one.
-  constexpr double kPaddingSlack = 1.2;
+  constexpr int64_t kRunCost = 56;
   const bool split_by_length = provider_ != "cuda";
-  constexpr size_t kMinSubBatch = 4;  // below this, ONNX Runtime's per-run overhead costs more than padding
+  constexpr size_t kMinShare = 4;  // a batch this small is not shared out across threads
   const std::vector<int32_t>& lengths = job.lengths;
   const size_t total = lengths.size();
   size_t threads = split_by_length ? static_cast<size_t>(std::max(1, config_.threads)) : 1;
@@ -376,7 +377,7 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
     if (!queue_.empty()) threads = 1;
   }
   const size_t cap = std::min(static_cast<size_t>(std::max(1, config_.max_run_texts)),
-                              std::max(kMinSubBatch, (total + threads - 1) / threads));
+                              std::max(kMinShare, (total + threads - 1) / threads));
 
   job.offsets.resize(total);
   for (size_t i = 0, at = 0; i < total; ++i) {
@@ -393,22 +394,26 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   for (size_t k = 0; k < specs.size(); ++k) job.outputs[k].assign(total * static_cast<size_t>(specs[k].width), 0.0f);
 
   std::vector<Task> tasks;
-  size_t first = 0;
-  while (first < total) {
-    size_t count = 1;
-    int64_t real = lengths[job.order[first]];
-    while (first + count < total && count < cap) {
-      const int64_t next = lengths[job.order[first + count]];  // the longest so far: sorted ascending
-      if (split_by_length && count >= kMinSubBatch &&
-          static_cast<double>(next) * static_cast<double>(count + 1) > kPaddingSlack * static_cast<double>(real + next)) {
-        break;
-      }
-      real += next;
-      ++count;
-    }
-    tasks.push_back({&job, first, count});
-    first += count;
+  if (!split_by_length) {
+    for (size_t first = 0; first < total; first += cap) tasks.push_back({&job, first, std::min(cap, total - first)});
+    return tasks;
   }
+  // best[j]: the least cost of the j shortest texts' runs; start[j]: where the last of those runs starts.
+  std::vector<int64_t> best(total + 1, 0);
+  std::vector<size_t> start(total + 1, 0);
+  for (size_t j = 1; j <= total; ++j) {
+    const int64_t longest = lengths[job.order[j - 1]];
+    best[j] = INT64_MAX;
+    for (size_t i = j > cap ? j - cap : 0; i < j; ++i) {
+      const int64_t cost = best[i] + kRunCost + static_cast<int64_t>(j - i) * longest;
+      if (cost < best[j]) {
+        best[j] = cost;
+        start[j] = i;
+      }
+    }
+  }
+  for (size_t j = total; j > 0; j = start[j]) tasks.push_back({&job, start[j], j - start[j]});
+  std::reverse(tasks.begin(), tasks.end());
   return tasks;
 }
 
