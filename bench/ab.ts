@@ -8,6 +8,8 @@
  * ratios taken close together: each round's requests/s is divided by the first entry's in the same
  * round, and the median of those ratios is printed, with each round's, the machine's idle share and the
  * server's CPU per request. Example: npm run bench:ab -- '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
+ * An entry's "_script" runs another build instead of dist/src/main.js (a copy of dist/ made before a code
+ * change, kept inside the project so that it finds node_modules): '[{"_script":"dist-before/src/main.js"},{}]'
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -62,9 +64,9 @@ const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.
 async function main(): Promise<void> {
   const children: Child[] = [];
   try {
-    for (const env of variants) {
+    for (const { _script: script, ...env } of variants) {
       const port = await freePort();
-      children.push(await startChild('dist/src/main.js', [], {
+      children.push(await startChild(script ?? 'dist/src/main.js', [], {
         SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000', ...env,
       }, '"sentio listening"'));
     }
