@@ -3,12 +3,15 @@ import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 
 /**
- * stdout is written in blocks of this many bytes (under sonic-boom's 16 KiB write limit), or every
- * FLUSH_MS, whichever comes first, and in full at exit: one write a request line cost about 5% of the
- * single-message throughput under load, in system calls and thread-pool wake-ups on the shared cores
+ * stdout gets the lines in blocks of about BLOCK_CHARS, at the latest FLUSH_MS after a line, and in full
+ * at exit, each block one synchronous write (pino's own default destination writes synchronously too).
+ * Lines are collected here and joined once a block: sonic-boom's own buffering (minLength) appended each
+ * line to a growing string and measured its byte length, a copy of up to 16 KB a line that was half the
+ * main thread's allocations under single-message load; a write system call per line, or a block handed
+ * to the thread pool, cost several percent of that load's throughput on two cores
  * (`npm run bench:ab`, docs/deployment.md#logs).
  */
-const BLOCK_BYTES = 16_000;
+const BLOCK_CHARS = 16_000;
 const FLUSH_MS = 100;
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
@@ -19,6 +22,62 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: ['*.authorization', '*.apiKey', '*.api_key', '*["x-api-key"]'], censor: '[redacted]' },
     },
-    destination ?? pino.destination({ sync: false, minLength: BLOCK_BYTES, periodicFlush: FLUSH_MS }),
+    destination ?? new BlockDestination(pino.destination({ sync: true })),
   );
+}
+
+type Destination = ReturnType<typeof pino.destination>;
+
+const open = new Set<BlockDestination>();
+
+/** Collects lines into blocks for `out`; pino calls flush(cb) for logger.flush(). */
+export class BlockDestination {
+  readonly #out: Destination;
+  #lines: string[] = [];
+  #chars = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(out: Destination) {
+    this.#out = out;
+    // pino flushes its destination at exit only when that writes asynchronously; this one holds a block.
+    if (open.size === 0) process.once('exit', () => { for (const d of open) d.flushSync(); });
+    open.add(this);
+  }
+
+  write(line: string): boolean {
+    this.#lines.push(line);
+    this.#chars += line.length;
+    if (this.#chars >= BLOCK_CHARS) this.#push();
+    else if (!this.#timer) {
+      this.#timer = setTimeout(() => this.#push(), FLUSH_MS);
+      this.#timer.unref();
+    }
+    return true;
+  }
+
+  flush(cb?: (err?: Error) => void): void {
+    this.#push();
+    this.#out.flush(cb);
+  }
+
+  flushSync(): void {
+    try {
+      this.#push();
+      this.#out.flushSync();
+    } catch {
+      // stdout already closed: nothing left to write to
+    }
+  }
+
+  #push(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#chars === 0) return;
+    const block = this.#lines.length === 1 ? this.#lines[0]! : this.#lines.join('');
+    this.#lines = [];
+    this.#chars = 0;
+    this.#out.write(block);
+  }
 }
