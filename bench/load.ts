@@ -8,6 +8,10 @@
  *               (the sweep's ratios are reported too)
  *  peer         node:http + onnxruntime-node JS API + JS tokenization, one inference per request
  *  unbatched    Sentio with SENTIO_BATCHING=0
+ *  HTTP floor   uWebSockets.js answering a fixed V2-sized reply, nothing else (bench/peer/http-floor.ts):
+ *               the generator's and HTTP's own cost here. With the raw engine it gives the ceiling, what a
+ *               server that added nothing to HTTP and the engine would reach on these shared cores:
+ *               1 / (1/floor + 1/raw); Sentio is reported against it too (sentio_vs_ceiling)
  *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state, chat
  *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
  *               again on long sessions (contexts holding the most messages a context keeps, on a server of
@@ -187,6 +191,11 @@ async function main(): Promise<void> {
   const rawBeforeV2 = await rawBeside(rawEngine, raw.bestSizes, 'before V2 single');
   const v2 = await measure(sentio, { name: 'sentio v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   const rawAfterV2 = await rawBeside(rawEngine, raw.bestSizes, 'after V2 single');
+  // The HTTP floor beside the V2 scenario too, for the ceiling
+  const floor = await startChild('dist/bench/peer/http-floor.js', [String(await freePort())], {}, '"floor listening"');
+  await warmUp(floor);
+  const floorR = await measure(floor, { name: 'HTTP floor (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  await floor.stop();
   const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });
   const context = await measure(sentio, { name: 'sentio v2 context (64 conn)', connections: 64, durationS: D, path: () => `/v2/emotions/bench-${ctx++ % 1000}/analysis`, body: single });
   const rawBeforeBatch = await rawBeside(rawEngine, raw.bestSizes, 'before batch of 32');
@@ -201,7 +210,7 @@ async function main(): Promise<void> {
     name: 'sentio v2 chat (64 conn)', connections: 64, durationS: D, path: '/v2/chat/completions',
     body: () => JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: nextText() }] }),
   });
-  results.push(v2, v1, context, batch32, getState, chat);
+  results.push(floorR, v2, v1, context, batch32, getState, chat);
 
   const sweep: LoadResult[] = [];
   for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
@@ -232,6 +241,7 @@ async function main(): Promise<void> {
   const at70 = sweep.find((r) => r.name.includes('at 70%'))!;
   const rawV2 = (rawBeforeV2 + rawAfterV2) / 2;
   const rawBatch = (rawBeforeBatch + rawAfterBatch) / 2;
+  const ceiling = 1 / (1 / floorR.rps + 1 / rawV2);
   const summary = {
     sentio_rps: round(v2.rps),
     peer_rps: round(peerR.rps),
@@ -248,6 +258,11 @@ async function main(): Promise<void> {
     // Against the opening sweep, minutes away from the scenarios (the bench's ratios before 2026-11-25 midday)
     sentio_vs_raw_sweep: round(v2.rps / raw.best, 3),
     batch32_vs_raw_sweep: round(batch32.textsPerS / raw.best, 3),
+    // HTTP alone, and the ceiling it leaves with the raw engine: the best Sentio/raw this machine allows
+    http_floor_rps: round(floorR.rps),
+    ceiling_rps: round(ceiling),
+    ceiling_vs_raw: round(ceiling / rawV2, 3),
+    sentio_vs_ceiling: round(v2.rps / ceiling, 3),
     p99_ms_at_70pct: at70.latencyMs.p99,
     chat_rps: round(chat.rps),
     chat_p50_ms: chat.latencyMs.p50,
@@ -265,6 +280,7 @@ async function main(): Promise<void> {
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw}  batch32/raw ${summary.batch32_vs_raw} (raw engine beside each: ${summary.raw_engine_texts_per_s} and ${summary.raw_engine_beside_batch32_texts_per_s} texts/s)`);
   log(`        against the opening sweep's ${summary.raw_engine_sweep_texts_per_s} texts/s: sentio/raw ${summary.sentio_vs_raw_sweep}  batch32/raw ${summary.batch32_vs_raw_sweep}`);
+  log(`ceiling: HTTP floor ${summary.http_floor_rps} req/s with the raw engine gives ${summary.ceiling_rps} req/s, ${summary.ceiling_vs_raw} of the raw engine; Sentio reaches ${summary.sentio_vs_ceiling} of it`);
   log(`long sessions (1,000 stored messages) against short ones: context analysis ${summary.context_long_vs_short}, GET state ${summary.state_long_vs_short}; their server's RSS ${summary.rss_mb_long_sessions} MB`);
   const c = v2.cpuUsPerRequest;
   log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
