@@ -16,6 +16,56 @@ constexpr uint32_t kReplacement = 0xFFFD;
 
 }  // namespace
 
+uint64_t PieceTable::Hash(const char32_t* s, size_t n) {
+  uint64_t h = kSeed;
+  for (size_t i = 0; i < n; ++i) h = Step(h, s[i]);
+  return h;
+}
+
+void PieceTable::Reserve(size_t count) {
+  size_t size = 16;
+  shift_ = 60;
+  while (size < 2 * count) {  // at most half full: short probe chains
+    size *= 2;
+    --shift_;
+  }
+  slots_.assign(size, Slot{0, 0});
+  entries_.reserve(count);
+}
+
+void PieceTable::Insert(const char32_t* s, size_t n, int32_t id) {
+  const uint64_t h = Hash(s, n);
+  const uint32_t tag = static_cast<uint32_t>(h >> 32);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = SlotOf(h);; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.entry == 0) {
+      if (entries_.size() + 1 > slots_.size() / 2) Invalid("more pieces than reserved");
+      entries_.push_back({static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(n), id});
+      pool_.append(s, n);
+      slot = {tag, static_cast<uint32_t>(entries_.size())};
+      return;
+    }
+    Entry& e = entries_[slot.entry - 1];
+    if (slot.tag == tag && e.length == n && pool_.compare(e.offset, n, s, n) == 0) {
+      e.id = id;
+      return;
+    }
+  }
+}
+
+int32_t PieceTable::Find(const char32_t* s, size_t n, uint64_t hash) const {
+  const uint32_t tag = static_cast<uint32_t>(hash >> 32);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = SlotOf(hash);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.entry == 0) return -1;
+    if (slot.tag != tag) continue;
+    const Entry& e = entries_[slot.entry - 1];
+    if (e.length == n && std::char_traits<char32_t>::compare(pool_.data() + e.offset, s, n) == 0) return e.id;
+  }
+}
+
 Tokenizer::Tokenizer(const TokenizerTables& t)
     : class_(kMaxCodePoint + 1, kDrop),
       bmp_map_(0x10000, 0),
@@ -62,13 +112,17 @@ Tokenizer::Tokenizer(const TokenizerTables& t)
 
   // Later duplicates win, as with the reference's {token: index} dict.
   const std::u32string& prefix = t.continuation_prefix;
-  word_start_.reserve(vocab_size_);
+  const auto continues = [&](const std::u32string& token) {
+    return !prefix.empty() && token.size() > prefix.size() && token.compare(0, prefix.size(), prefix) == 0;
+  };
+  word_start_.Reserve(vocab_size_);
+  continuation_.Reserve(static_cast<size_t>(std::count_if(t.vocab.begin(), t.vocab.end(), continues)));
   for (size_t id = 0; id < vocab_size_; ++id) {
     const std::u32string& token = t.vocab[id];
-    word_start_.insert_or_assign(token, static_cast<int32_t>(id));
+    word_start_.Insert(token.data(), token.size(), static_cast<int32_t>(id));
     longest_start_ = std::max(longest_start_, token.size());
-    if (!prefix.empty() && token.size() > prefix.size() && token.compare(0, prefix.size(), prefix) == 0) {
-      continuation_.insert_or_assign(token.substr(prefix.size()), static_cast<int32_t>(id));
+    if (continues(token)) {
+      continuation_.Insert(token.data() + prefix.size(), token.size() - prefix.size(), static_cast<int32_t>(id));
       longest_continuation_ = std::max(longest_continuation_, token.size() - prefix.size());
     }
   }
@@ -98,7 +152,7 @@ const uint32_t* Tokenizer::Map(uint32_t cp, uint32_t& single, size_t& count) con
   return map_values_.data() + m.offset;
 }
 
-void Tokenizer::AppendPieces(const std::u32string& word, size_t chars, std::u32string& key,
+void Tokenizer::AppendPieces(const std::u32string& word, size_t chars, std::vector<uint64_t>& hashes,
                              std::vector<int32_t>& out) const {
   if (chars > static_cast<size_t>(max_word_chars_)) {
     out.push_back(unk_id_);
@@ -108,17 +162,17 @@ void Tokenizer::AppendPieces(const std::u32string& word, size_t chars, std::u32s
   const size_t n = word.size();
   size_t start = 0;
   while (start < n) {
-    const PieceMap& map = start == 0 ? word_start_ : continuation_;
+    const PieceTable& table = start == 0 ? word_start_ : continuation_;
     const size_t longest = start == 0 ? longest_start_ : longest_continuation_;
+    const char32_t* piece = word.data() + start;
     size_t end = std::min(n, start + longest);
+    hashes.resize(end - start);
+    uint64_t h = PieceTable::kSeed;
+    for (size_t k = 0; k < end - start; ++k) hashes[k] = h = PieceTable::Step(h, piece[k]);
     int32_t found = -1;
     for (; end > start; --end) {
-      key.assign(word, start, end - start);
-      auto it = map.find(key);
-      if (it != map.end()) {
-        found = it->second;
-        break;
-      }
+      found = table.Find(piece, end - start, hashes[end - start - 1]);
+      if (found >= 0) break;
     }
     if (found < 0) {  // one unmatched position makes the whole word unknown
       out.resize(mark);
@@ -136,12 +190,12 @@ size_t Tokenizer::Encode(const char16_t* text, size_t length, std::vector<int32_
   out.push_back(cls_id_);
 
   std::u32string word;  // the pre-token being built; stops growing once it is known to be too long
-  std::u32string key;   // scratch for vocabulary look-ups
+  std::vector<uint64_t> hashes;  // scratch for vocabulary look-ups
   size_t word_chars = 0;
   const size_t keep = static_cast<size_t>(max_word_chars_) + 1;
   auto flush = [&]() {
     if (word_chars == 0) return;
-    AppendPieces(word, word_chars, key, out);
+    AppendPieces(word, word_chars, hashes, out);
     word.clear();
     word_chars = 0;
   };

@@ -23,6 +23,40 @@ struct TokenizerTables {
   int32_t pad_id = 0, unk_id = 0, cls_id = 0;
 };
 
+// The vocabulary's pieces, found without building a string: an open-addressing table keyed by a hash
+// of the piece's code points (FNV-1a over code points, so the hashes of every prefix of a span come from
+// one pass), each hit checked against the stored code points.
+class PieceTable {
+ public:
+  static constexpr uint64_t kSeed = 0xcbf29ce484222325ULL;
+  static uint64_t Step(uint64_t hash, char32_t c) { return (hash ^ c) * 0x100000001b3ULL; }
+  static uint64_t Hash(const char32_t* s, size_t n);
+
+  // Sizes the table for `count` pieces; call before Insert.
+  void Reserve(size_t count);
+  // A piece inserted twice keeps the later id, as the reference's {token: index} dict does.
+  void Insert(const char32_t* s, size_t n, int32_t id);
+  // The id of s[0, n) whose Hash is `hash`, or -1.
+  int32_t Find(const char32_t* s, size_t n, uint64_t hash) const;
+
+ private:
+  struct Slot {
+    uint32_t tag;    // upper half of the hash
+    uint32_t entry;  // 1 + index into entries_; 0 = empty
+  };
+  struct Entry {
+    uint32_t offset;  // into pool_
+    uint32_t length;
+    int32_t id;
+  };
+  size_t SlotOf(uint64_t hash) const { return static_cast<size_t>((hash * 0x9E3779B97F4A7C15ULL) >> shift_); }
+
+  std::vector<Slot> slots_;
+  std::vector<Entry> entries_;
+  std::u32string pool_;
+  unsigned shift_ = 64;
+};
+
 class Tokenizer {
  public:
   // Validates the tables; throws NativeError(NATIVE_INVALID_ARGUMENT) when they are malformed.
@@ -44,13 +78,12 @@ class Tokenizer {
     uint32_t offset;
     uint32_t count;
   };
-  using PieceMap = std::unordered_map<std::u32string, int32_t>;
-
   // Where char_map sends `cp`: a pointer into map_values_ and a count (identity: cp itself).
   const uint32_t* Map(uint32_t cp, uint32_t& single, size_t& count) const;
   // Greedy longest-match-first WordPiece for one pre-token; an unmatched position or an overlong
   // word gives a single [UNK].
-  void AppendPieces(const std::u32string& word, size_t chars, std::u32string& key,
+  // `hashes` is scratch space for the prefix hashes of the span being matched.
+  void AppendPieces(const std::u32string& word, size_t chars, std::vector<uint64_t>& hashes,
                     std::vector<int32_t>& out) const;
 
   std::vector<uint8_t> class_;              // one byte per code point 0..0x10FFFF
@@ -58,8 +91,8 @@ class Tokenizer {
   std::unordered_map<uint32_t, uint32_t> astral_map_;  // code point -> index into mappings_
   std::vector<Mapping> mappings_;
   std::vector<uint32_t> map_values_;
-  PieceMap word_start_;     // whole vocabulary, keyed by the token itself
-  PieceMap continuation_;   // tokens that start with the prefix, keyed without it
+  PieceTable word_start_;     // whole vocabulary, keyed by the token itself
+  PieceTable continuation_;   // tokens that start with the prefix, keyed without it
   size_t longest_start_ = 0, longest_continuation_ = 0;  // in code points; bounds the search
   size_t vocab_size_ = 0;
   int32_t max_length_, max_word_chars_, pad_id_, unk_id_, cls_id_;
