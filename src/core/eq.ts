@@ -31,19 +31,14 @@ export interface Eq {
   discoveryLevel: DiscoveryLevel;
 }
 
-const POSITIVE_SUB: readonly SubEmotion[] = [
+const POSITIVE_SUB: ReadonlySet<SubEmotion> = new Set<SubEmotion>([
   'admiration', 'amusement', 'approval', 'caring', 'desire', 'excitement', 'gratitude', 'joy', 'love',
   'optimism', 'pride', 'relief',
-];
-const NEGATIVE_SUB: readonly SubEmotion[] = [
+]);
+const NEGATIVE_SUB: ReadonlySet<SubEmotion> = new Set<SubEmotion>([
   'anger', 'annoyance', 'disappointment', 'disapproval', 'disgust', 'embarrassment', 'fear', 'grief',
   'nervousness', 'remorse', 'sadness',
-];
-/** Weights of the signals that make up wonder (curiosity, awe, surprise). */
-const WONDER_WEIGHTS: ReadonlyArray<[SubEmotion, number]> = [
-  ['curiosity', 1.0], ['surprise', 0.9], ['realization', 0.7], ['admiration', 0.6], ['excitement', 0.5],
-  ['confusion', 0.3],
-];
+]);
 /** A sub-emotion counts as present in a text from this probability on. */
 export const ACTIVE_SUB_THRESHOLD = 0.25;
 
@@ -90,8 +85,11 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
   const base = clamp(emotional * (0.55 * clamp(peak, 0, 1) + 0.25 * arousal + 0.2 * Math.abs(valence)), 0, 1);
   const intensity = Math.pow(base, Math.pow(2, 1 - 2 * params.sensitivity));
 
-  let wonderMiss = 1 - 0.6 * s.raw.surprise;
-  for (const [name, w] of WONDER_WEIGHTS) wonderMiss *= 1 - w * s.sub[name];
+  const sub = s.sub;
+  // The weights of the signals that make up wonder (curiosity, awe, surprise), read by name: a loop over
+  // a [name, weight] table made these reads megamorphic.
+  const wonderMiss = (1 - 0.6 * s.raw.surprise) * (1 - 1.0 * sub.curiosity) * (1 - 0.9 * sub.surprise) *
+    (1 - 0.7 * sub.realization) * (1 - 0.6 * sub.admiration) * (1 - 0.5 * sub.excitement) * (1 - 0.3 * sub.confusion);
   const wonderIndex = clamp(1 - wonderMiss, 0, 1);
 
   let discoveryScore = clamp(wonderIndex * (0.5 + 0.5 * intensity) + 0.3 * s.sub.realization, 0, 1);
@@ -116,18 +114,39 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
 function complexityOf(s: Scores, wonder: number, intensity: number): Complexity {
   // A mostly neutral or barely emotional text has no feelings to mix; its six-way spread is noise.
   if (s.sub.neutral >= 0.5 || intensity < 0.15) return 'simple';
-  const active = SUB_EMOTIONS.filter((e) => e !== 'neutral' && s.sub[e] >= ACTIVE_SUB_THRESHOLD);
+  let active = 0;
+  let activePos = false;
+  let activeNeg = false;
+  for (const e of SUB_EMOTIONS) {
+    if (e === 'neutral' || s.sub[e] < ACTIVE_SUB_THRESHOLD) continue;
+    active++;
+    if (POSITIVE_SUB.has(e)) activePos = true;
+    if (NEGATIVE_SUB.has(e)) activeNeg = true;
+  }
   const pos = s.raw.joy + s.raw.love;
   const neg = s.raw.sadness + s.raw.anger + s.raw.fear;
-  const activePos = active.some((e) => POSITIVE_SUB.includes(e));
-  const activeNeg = active.some((e) => NEGATIVE_SUB.includes(e));
   // Opposite feelings: both polarities in one head, or the two heads disagreeing (the six-way head
   // reads mostly positive while a negative sub-emotion is present, or the reverse).
   const mixed = (pos >= 0.2 && neg >= 0.2) || (activePos && activeNeg) || (pos >= 0.5 && activeNeg) || (neg >= 0.5 && activePos);
-  const sorted = EMOTIONS.map((e) => s.raw[e]).sort((a, b) => b - a);
-  const layered = (sorted[1] ?? 0) >= 0.2 || active.length >= 2;
-  if ((mixed || active.length >= 3) && wonder >= 0.5 && intensity >= 0.5) return 'transcendent';
+  const layered = secondLargest(s.raw) >= 0.2 || active >= 2;
+  if ((mixed || active >= 3) && wonder >= 0.5 && intensity >= 0.5) return 'transcendent';
   if (mixed) return 'paradoxical';
   if (layered) return 'layered';
   return 'simple';
+}
+
+/** The second value of the six in descending order (the largest again when it occurs twice). */
+function secondLargest(raw: EmotionVector): number {
+  let first = -Infinity;
+  let second = -Infinity;
+  for (const e of EMOTIONS) {
+    const v = raw[e];
+    if (v > first) {
+      second = first;
+      first = v;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  return second;
 }
