@@ -162,6 +162,14 @@ async function warmUp(child: Child): Promise<void> {
   await runLoad({ name: 'warm-up', url: `http://127.0.0.1:${child.port}`, connections: 64, durationS: quick ? 2 : 3, path: '/v2/emotions/analysis', body: single, headers: { 'x-api-key': KEY } });
 }
 
+/** A baseline server under the V2 single-message scenario: warmed up, measured once, stopped. */
+async function singleMessageBaseline(child: Child, name: string): Promise<Awaited<ReturnType<typeof measure>>> {
+  await warmUp(child);
+  const r = await measure(child, { name, connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  await child.stop();
+  return r;
+}
+
 async function main(): Promise<void> {
   log(`bench (${quick ? 'quick' : 'full'}, ${provider}, ${store} store): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   // Kept open (idle, its threads asleep) for the measurements beside the scenarios.
@@ -172,15 +180,10 @@ async function main(): Promise<void> {
   redisUrl = redis?.url;
 
   const peer = await startChild('dist/bench/peer/server.js', [String(await freePort())], {}, '"peer listening"');
-  await warmUp(peer);
-  const peerR = await measure(peer, { name: 'peer v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
-  await peer.stop();
+  const peerR = await singleMessageBaseline(peer, 'peer v2 single (64 conn)');
   results.push(peerR);
 
-  const unbatched = await sentioChild({ SENTIO_BATCHING: '0' });
-  await warmUp(unbatched);
-  const unbatchedR = await measure(unbatched, { name: 'unbatched v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
-  await unbatched.stop();
+  const unbatchedR = await singleMessageBaseline(await sentioChild({ SENTIO_BATCHING: '0' }), 'unbatched v2 single (64 conn)');
   results.push(unbatchedR);
 
   // The chat scenario's upstream: an OpenAI-compatible fake in its own process (first token after 20 ms).
@@ -193,9 +196,7 @@ async function main(): Promise<void> {
   const rawAfterV2 = await rawBeside(rawEngine, raw.bestSizes, 'after V2 single');
   // The HTTP floor beside the V2 scenario too, for the ceiling
   const floor = await startChild('dist/bench/peer/http-floor.js', [String(await freePort())], {}, '"floor listening"');
-  await warmUp(floor);
-  const floorR = await measure(floor, { name: 'HTTP floor (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
-  await floor.stop();
+  const floorR = await singleMessageBaseline(floor, 'HTTP floor (64 conn)');
   const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });
   const context = await measure(sentio, { name: 'sentio v2 context (64 conn)', connections: 64, durationS: D, path: () => `/v2/emotions/bench-${ctx++ % 1000}/analysis`, body: single });
   const rawBeforeBatch = await rawBeside(rawEngine, raw.bestSizes, 'before batch of 32');
