@@ -61,7 +61,7 @@ const EnvSchema = z.object({
   SENTIO_STEER_WAKEUPS: bool.default(true),
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
   SENTIO_BATCHING: bool.default(true),
-  SENTIO_BATCH_MAX_SIZE: int(64, 1, 4096),
+  SENTIO_BATCH_MAX_SIZE: int(256, 1, 4096),
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1),
   SENTIO_BATCH_MAX_WAIT_MS: z.coerce.number().min(0).max(1000).default(2),
   SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),

@@ -45,7 +45,7 @@ export interface EngineOptions {
   warmup?: boolean;
   /** false: every analyze() call is its own engine run (the unbatched baseline). Default true. */
   batching?: boolean;
-  /** Texts per batch. Default 64. */
+  /** Texts per batch. Default 256 (maxBatchTokens is what bounds a batch's cost). */
   maxBatchSize?: number;
   /** Padded tokens per batch (texts x longest). Default 8192 (64 texts of 128 tokens). */
   maxBatchTokens?: number;
@@ -85,7 +85,7 @@ export const ENGINE_DEFAULTS = {
   verifyChecksums: true,
   warmup: true,
   batching: true,
-  maxBatchSize: 64,
+  maxBatchSize: 256,
   maxBatchTokens: 8192,
   maxWaitMs: 2,
   maxQueue: 4096,

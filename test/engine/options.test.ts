@@ -24,7 +24,7 @@ describe('threadPlan', () => {
 describe('resolveEngineOptions', () => {
   it('starts from the documented defaults', () => {
     expect(resolveEngineOptions()).toMatchObject(ENGINE_DEFAULTS);
-    expect(resolveEngineOptions({ maxBatchSize: undefined }).maxBatchSize).toBe(64);
+    expect(resolveEngineOptions({ maxBatchSize: undefined }).maxBatchSize).toBe(256);
   });
 
   it('refuses out-of-range values with EngineInputError', () => {
