@@ -18,7 +18,9 @@
  *  sentio       Sentio as shipped: V2 and V1 single-message, context, batch of 32, GET state, chat
  *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
  *               again on long sessions (contexts holding the most messages a context keeps, on a server of
- *               their own), and a sweep of offered load for the latency chart
+ *               their own), and a sweep of offered load for the latency chart: requests spread evenly at
+ *               10–90% of the V2 scenario's requests/s on 64 connections, latency counted from when each
+ *               was due (bench/lib/paced.ts; autocannon's own rate limit sends each second's quota at once)
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
@@ -152,7 +154,7 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
     machineIdlePct: round((100 * (machine.idle - machine0.idle)) / Math.max(1, machine.total - machine0.total)),
   };
   const heapNote = heap ? ` (V8 heap ${heap.usedMb.toFixed(0)} used of ${heap.totalMb.toFixed(0)})` : '';
-  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
+  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms${r.sentLateMs ? ` (sent late p50 ${r.sentLateMs.p50} p99 ${r.sentLateMs.p99})` : ''}  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
   log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}; machine idle ${cpu.machineIdlePct}%`);
   return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}) };
 }

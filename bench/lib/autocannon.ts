@@ -1,5 +1,6 @@
-/** One autocannon run, reduced to the figures the benches report. */
+/** One autocannon run, reduced to the figures the benches report; a run at a set rate is paced instead. */
 import autocannon from 'autocannon';
+import { runPaced } from './paced.js';
 
 export interface LoadResult {
   name: string;
@@ -11,6 +12,8 @@ export interface LoadResult {
   /** Texts analysed per second (rps × texts per request). */
   textsPerS: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number };
+  /** Paced runs: how late after its due time a request went out (included in latencyMs). */
+  sentLateMs?: { p50: number; p99: number };
   errors: number;
   non2xx: number;
   /** Responses by status code. */
@@ -31,6 +34,7 @@ export interface LoadSpec {
   /** A mixed workload: each connection cycles through these (overrides method, path and body). */
   mix?: Array<{ method: 'GET' | 'POST'; path: () => string; body?: () => string }>;
   textsPerRequest?: number;
+  /** Requests/s offered, spread evenly (bench/lib/paced.ts says why not autocannon's own rate limit). */
   overallRate?: number;
   /** Build every request as it is sent (the soak: fresh ids all through a long run) instead of before. */
   buildEachRequest?: boolean;
@@ -42,6 +46,15 @@ const PER_CONNECTION = 32;
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const entries = spec.mix ?? [{ method: spec.method ?? 'POST', path: () => (typeof spec.path === 'function' ? spec.path() : spec.path), body: spec.body }];
   const headers = { 'content-type': 'application/json', ...spec.headers };
+  if (spec.overallRate) {
+    if (spec.mix) throw new Error('a paced run takes one kind of request, not a mix');
+    const e = entries[0]!;
+    return runPaced({
+      name: spec.name, port: Number(new URL(spec.url).port), connections: spec.connections, durationS: spec.durationS,
+      rate: spec.overallRate, method: e.method, path: e.path, ...(e.body ? { body: e.body } : {}), headers,
+      ...(spec.textsPerRequest ? { textsPerRequest: spec.textsPerRequest } : {}),
+    });
+  }
   // Every connection gets its own requests, built before the run: autocannon then sends stored bytes. A
   // setupRequest callback made it rebuild each request, which cost the shared CPU about half as much
   // again per request as the prebuilt bytes do.
@@ -54,7 +67,6 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     url: spec.url,
     connections: spec.connections,
     duration: spec.durationS,
-    ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     ...(spec.buildEachRequest
       ? {
         requests: entries.map((r) => ({
@@ -73,7 +85,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     name: spec.name,
     connections: spec.connections,
     durationS: spec.durationS,
-    offeredRps: spec.overallRate ?? null,
+    offeredRps: null,
     rps: ok / seconds,
     textsPerS: (ok / seconds) * (spec.textsPerRequest ?? 1),
     latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },

@@ -1,0 +1,140 @@
+/**
+ * Open-loop load at a fixed rate, for latency against offered load. autocannon's `overallRate` gives each
+ * connection a quota per second and sends it as fast as the server answers, then waits for the next
+ * second: every second starts with a closed-loop burst, so its latencies are those of a saturated server
+ * at any rate. It also records each latency with coordinated-omission correction at a 1 ms interval
+ * (`Math.ceil(1 / rate)` of a per-connection rate), adding a sample per millisecond of every response.
+ * Here request i is due at start + i / rate, goes out on the first free connection of a fixed pool, and
+ * its latency counts from when it was due, so waiting for a connection is part of it (as wrk2 counts).
+ * The schedule is checked on a 1 ms timer, and this process shares the CPUs with the server, so requests
+ * go out somewhat late; that lateness is part of their latency and is reported on its own (sentLateMs).
+ */
+import net from 'node:net';
+import type { LoadResult } from './autocannon.js';
+
+export interface PacedSpec {
+  name: string;
+  port: number;
+  connections: number;
+  durationS: number;
+  rate: number;
+  method: 'GET' | 'POST';
+  path: () => string;
+  body?: () => string;
+  headers: Record<string, string>;
+  textsPerRequest?: number;
+}
+
+interface Conn {
+  socket: net.Socket;
+  /** When the request in flight was due (performance.now()), or null when the connection is free. */
+  dueAt: number | null;
+  buf: Buffer;
+}
+
+const HEADER_END = Buffer.from('\r\n\r\n');
+
+/** One HTTP/1.1 response's status and total length in `buf`, or null while incomplete. */
+function parseResponse(buf: Buffer): { status: number; length: number } | null {
+  const end = buf.indexOf(HEADER_END);
+  if (end < 0) return null;
+  const head = buf.toString('latin1', 0, end);
+  const status = Number(head.slice(9, 12));
+  const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+  if (!m) throw new Error(`paced load: a response without content-length (${head.split('\r\n')[0]})`);
+  const length = end + HEADER_END.length + Number(m[1]);
+  return buf.length >= length ? { status, length } : null;
+}
+
+export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
+  const head = Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const request = (): string => {
+    const body = spec.body?.() ?? '';
+    return `${spec.method} ${spec.path()} HTTP/1.1\r\nhost: 127.0.0.1:${spec.port}\r\n${head}` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  const latencies: number[] = [];
+  const lateness: number[] = []; // how long after it was due each request went out
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  const waiting: number[] = []; // due times of requests with no free connection yet
+  const free: Conn[] = [];
+
+  const send = (c: Conn, dueAt: number) => {
+    c.dueAt = dueAt;
+    lateness.push(performance.now() - dueAt);
+    c.socket.write(request());
+  };
+  const conns = await Promise.all(Array.from({ length: spec.connections }, () => new Promise<Conn>((resolve, reject) => {
+    const socket = net.connect(spec.port, '127.0.0.1', () => resolve(c));
+    const c: Conn = { socket, dueAt: null, buf: Buffer.alloc(0) };
+    socket.setNoDelay(true);
+    socket.once('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
+      const r = parseResponse(c.buf);
+      if (!r || c.dueAt === null) return;
+      latencies.push(performance.now() - c.dueAt);
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      c.buf = c.buf.subarray(r.length);
+      c.dueAt = null;
+      const next = waiting.shift();
+      if (next !== undefined) send(c, next);
+      else free.push(c);
+    });
+  })));
+  for (const c of conns) {
+    c.socket.removeAllListeners('error');
+    c.socket.on('error', () => errors++);
+    free.push(c);
+  }
+
+  const interval = 1000 / spec.rate;
+  const start = performance.now();
+  const stopAt = start + spec.durationS * 1000;
+  let issued = 0;
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const now = Math.min(performance.now(), stopAt);
+      for (; start + issued * interval <= now; issued++) {
+        const dueAt = start + issued * interval;
+        const c = free.pop();
+        if (c) send(c, dueAt);
+        else waiting.push(dueAt);
+      }
+      if (now >= stopAt) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 1);
+  });
+  // What is still owed is answered (or given up after 10 s) before the connections close.
+  const drainBy = performance.now() + 10_000;
+  while ((waiting.length || free.length < conns.length) && performance.now() < drainBy) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const unanswered = waiting.length + conns.filter((c) => c.dueAt !== null).length;
+  for (const c of conns) c.socket.destroy();
+
+  const pct = (p: number, a = latencies) => round(a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))] ?? 0);
+  latencies.sort((a, b) => a - b);
+  lateness.sort((a, b) => a - b);
+  const ok = Object.entries(statuses).reduce((n, [s, k]) => (s.startsWith('2') ? n + k : n), 0);
+  return {
+    name: spec.name,
+    connections: spec.connections,
+    durationS: spec.durationS,
+    offeredRps: spec.rate,
+    rps: ok / spec.durationS,
+    textsPerS: (ok / spec.durationS) * (spec.textsPerRequest ?? 1),
+    latencyMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: round(latencies.at(-1) ?? 0) },
+    sentLateMs: { p50: pct(50, lateness), p99: pct(99, lateness) },
+    errors: errors + unanswered,
+    non2xx: latencies.length - ok,
+    statuses,
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
