@@ -154,7 +154,7 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
     machineIdlePct: round((100 * (machine.idle - machine0.idle)) / Math.max(1, machine.total - machine0.total)),
   };
   const heapNote = heap ? ` (V8 heap ${heap.usedMb.toFixed(0)} used of ${heap.totalMb.toFixed(0)})` : '';
-  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms${r.sentLateMs ? ` (sent late p50 ${r.sentLateMs.p50} p99 ${r.sentLateMs.p99})` : ''}  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
+  log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms${r.issuedLateMs ? ` (issued late p50 ${r.issuedLateMs.p50} p99 ${r.issuedLateMs.p99})` : ''}  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
   log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}; machine idle ${cpu.machineIdlePct}%`);
   return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}) };
 }

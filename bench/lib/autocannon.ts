@@ -12,8 +12,8 @@ export interface LoadResult {
   /** Texts analysed per second (rps × texts per request). */
   textsPerS: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number };
-  /** Paced runs: how late after its due time a request went out (included in latencyMs). */
-  sentLateMs?: { p50: number; p99: number };
+  /** Paced runs: how late after its due time this process issued a request (not in latencyMs). */
+  issuedLateMs?: { p50: number; p99: number };
   errors: number;
   non2xx: number;
   /** Responses by status code. */
