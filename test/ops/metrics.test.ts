@@ -29,6 +29,29 @@ describe('observability', () => {
     expect(text).toContain('sentio_llm_request_duration_seconds');
   });
 
+  it('reports event-loop lag without the sampling interval of its monitor', async () => {
+    const lag = async () => {
+      const text = await (await fetch(`${s.base}/metrics`)).text();
+      const read = (stat: string) => Number(new RegExp(`^sentio_nodejs_eventloop_lag_${stat}_seconds (\\S+)`, 'm').exec(text)?.[1]);
+      return { p50: read('p50'), max: read('max') };
+    };
+    await lag(); // starts a new interval
+    await new Promise((r) => setTimeout(r, 600));
+    const idle = await lag();
+    // Node's histogram holds whole 100 ms intervals; read as they are, an idle loop showed 0.1 s of lag.
+    expect(idle.p50).toBeGreaterThanOrEqual(0);
+    expect(idle.p50).toBeLessThan(0.05);
+    // This test shares the server's event loop: block it, once the monitor has sampled after the reset
+    // (Node drops the first interval after a reset).
+    await new Promise((r) => setTimeout(r, 250));
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 250));
+    const blocked = await lag();
+    expect(blocked.max).toBeGreaterThan(0.2);
+    expect(blocked.max).toBeLessThan(0.5);
+  });
+
   it('analysis responses carry x-inference-time', async () => {
     const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'timing' } }] });
     expect(Number(r.headers.get('x-inference-time'))).toBeGreaterThan(0);
