@@ -32,6 +32,7 @@ interface Conn {
   /** When the request in flight was issued (performance.now()), or null when the connection is free. */
   issuedAt: number | null;
   buf: Buffer;
+  dead: boolean;
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -62,18 +63,36 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
   const waiting: number[] = []; // issue times of requests with no free connection yet
   const free: Conn[] = [];
 
+  let retired = 0;
+  /** A connection that failed or closed: its request in flight is an error, and it takes no more. */
+  const retire = (c: Conn) => {
+    if (c.dead) return;
+    c.dead = true;
+    retired++;
+    if (c.issuedAt !== null) errors++;
+    c.issuedAt = null;
+    const i = free.indexOf(c);
+    if (i >= 0) free.splice(i, 1);
+    c.socket.destroy();
+  };
   const send = (c: Conn, issuedAt: number) => {
     c.issuedAt = issuedAt;
     c.socket.write(request());
   };
   const conns = await Promise.all(Array.from({ length: spec.connections }, () => new Promise<Conn>((resolve, reject) => {
     const socket = net.connect(spec.port, '127.0.0.1', () => resolve(c));
-    const c: Conn = { socket, issuedAt: null, buf: Buffer.alloc(0) };
+    const c: Conn = { socket, issuedAt: null, buf: Buffer.alloc(0), dead: false };
     socket.setNoDelay(true);
     socket.once('error', reject);
     socket.on('data', (chunk: Buffer) => {
       c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
-      const r = parseResponse(c.buf);
+      let r: ReturnType<typeof parseResponse>;
+      try {
+        r = parseResponse(c.buf);
+      } catch {
+        retire(c); // a response this reader cannot frame: that connection is done
+        return;
+      }
       if (!r || c.issuedAt === null) return;
       latencies.push(performance.now() - c.issuedAt);
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -86,7 +105,8 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
   })));
   for (const c of conns) {
     c.socket.removeAllListeners('error');
-    c.socket.on('error', () => errors++);
+    c.socket.on('error', () => retire(c));
+    c.socket.on('close', () => retire(c));
     free.push(c);
   }
 
@@ -111,11 +131,14 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
   });
   // What is still owed is answered (or given up after 10 s) before the connections close.
   const drainBy = performance.now() + 10_000;
-  while ((waiting.length || free.length < conns.length) && performance.now() < drainBy) {
+  while (retired < conns.length && (waiting.length || free.length + retired < conns.length) && performance.now() < drainBy) {
     await new Promise((r) => setTimeout(r, 5));
   }
   const unanswered = waiting.length + conns.filter((c) => c.issuedAt !== null).length;
-  for (const c of conns) c.socket.destroy();
+  for (const c of conns) {
+    c.dead = true; // closing them is not an error
+    c.socket.destroy();
+  }
 
   const pct = (p: number, a = latencies) => round(a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))] ?? 0);
   latencies.sort((a, b) => a - b);
