@@ -19,8 +19,9 @@
  *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
  *               again on long sessions (contexts holding the most messages a context keeps, on a server of
  *               their own), and a sweep of offered load for the latency chart: requests spread evenly at
- *               10–90% of the V2 scenario's requests/s on 64 connections, latency counted from when each
- *               was due (bench/lib/paced.ts; autocannon's own rate limit sends each second's quota at once)
+ *               10–90% of the V2 scenario's requests/s on 64 connections, latency counted from when the
+ *               generator issued each (bench/lib/paced.ts; autocannon's own rate limit sends each second's
+ *               quota at once)
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
