@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
+import type { CancelSignal } from '../engine/cancel.js';
 import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
 import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
 import { computeEq } from './eq.js';
@@ -15,7 +16,7 @@ import type { ContextStore, Role, StoredMessage } from '../store/context-store.j
 
 /** The engine as the core sees it. */
 export interface ScoreSource {
-  analyze(texts: string[], opts?: { signal?: AbortSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]>;
+  analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]>;
 }
 
 export interface MessageInput {
@@ -63,19 +64,19 @@ export class EmotionService {
   ) {}
 
   /** Scores for each text, in order; `urgent` when the caller's next step waits on them (engine.ts). */
-  async score(texts: string[], signal?: AbortSignal, urgent = false): Promise<Scores[]> {
+  async score(texts: string[], signal?: CancelSignal, urgent = false): Promise<Scores[]> {
     const outputs = await this.engine.analyze(texts, { signal, urgent });
     return outputs.map((o) => this.mapper.toScores(o));
   }
 
   /** The messages taken together (one entry): token-weighted mean of their scores. */
-  async analyzeStateless(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal): Promise<Analysis> {
+  async analyzeStateless(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal): Promise<Analysis> {
     const scores = await this.score(messages.map((m) => m.text), signal);
     const combined = combineScores(scores);
     return { text: joinTexts(messages), scores: combined, eq: computeEq(combined, opts.eq) };
   }
 
-  async analyzeBatch(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal): Promise<Analysis[]> {
+  async analyzeBatch(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal): Promise<Analysis[]> {
     const scores = await this.score(messages.map((m) => m.text), signal);
     return scores.map((s, i) => ({ text: messages[i]!.text, scores: s, eq: computeEq(s, opts.eq) }));
   }
@@ -85,7 +86,7 @@ export class EmotionService {
    * describes them taken together, smoothed towards the context's state when asked.
    */
   async analyzeContext(
-    contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: AbortSignal,
+    contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal,
   ): Promise<ContextAnalysis> {
     const [scores, before] = await Promise.all([
       this.score(messages.map((m) => m.text), signal),

@@ -18,6 +18,7 @@
  * callers as it finishes (streamChunk). docs/engine.md explains the defaults.
  */
 import type { Clock } from './clock.js';
+import type { CancelSignal } from './cancel.js';
 import { systemClock } from './clock.js';
 import { EngineAbortedError, EngineDisposedError, EngineOverloadedError, InferenceError } from './errors.js';
 
@@ -61,7 +62,7 @@ export interface BatcherStats {
 
 /** How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting. */
 export interface SubmitOptions {
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
   urgent?: boolean | undefined;
 }
 
@@ -82,7 +83,7 @@ interface Call<O> {
   done: boolean;
   resolve: (results: O[]) => void;
   reject: (err: Error) => void;
-  signal: AbortSignal | undefined;
+  signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
 }
 
@@ -96,7 +97,7 @@ interface Entry<I, O> {
   taken: boolean;
 }
 
-export function abortReason(signal: AbortSignal): EngineAbortedError {
+export function abortReason(signal: CancelSignal): EngineAbortedError {
   const reason: unknown = signal.reason;
   const detail = reason instanceof Error ? `: ${reason.message}` : '';
   return new EngineAbortedError(`analysis aborted by the caller${detail}`, { cause: reason });

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import type { NativeHandle, NativeInfo, NativeRunResult } from './binding.js';
 import { native } from './binding.js';
 import type { BatcherStats, Dispatcher } from './batcher.js';
+import type { CancelSignal } from './cancel.js';
 import { MicroBatcher, PassThrough } from './batcher.js';
 import { estimateTokens } from './estimate.js';
 import { EngineDisposedError, EngineInputError, ModelLoadError } from './errors.js';
@@ -36,7 +37,7 @@ export interface TextScores {
 
 export interface AnalyzeOptions {
   /** Aborting rejects with EngineAbortedError; queued texts are dropped before they reach the model. */
-  signal?: AbortSignal | undefined;
+  signal?: CancelSignal | undefined;
   /** Latency-critical (a caller waits on it before anything else happens): queued ahead, sent without batching wait. */
   urgent?: boolean | undefined;
 }

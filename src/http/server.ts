@@ -9,6 +9,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import { AppError, toErrorBody } from '../errors.js';
+import { Canceller } from '../engine/cancel.js';
+import type { CancelSignal } from '../engine/cancel.js';
 import type { ApiKeyInfo, KeyVerifier } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/api-keys.js';
 import { parseJsonObject, readBody } from './body.js';
@@ -24,7 +26,7 @@ export interface RequestContext {
   /** Lower-cased request headers, read before the first await (uWS requests are stack allocated). */
   readonly headers: Readonly<Record<string, string>>;
   /** Fires when the client goes away; handlers pass it to the engine and the upstream LLM. */
-  readonly signal: AbortSignal;
+  readonly signal: CancelSignal;
   key: ApiKeyInfo | undefined;
   /** Emotion-model input tokens this request analysed (audit log, metrics). */
   analysedTokens: number;
@@ -39,10 +41,10 @@ export interface RequestContext {
  * how code far from the handler finds its request (engine timing). A WeakMap rather than
  * AsyncLocalStorage: the latter's promise hooks cost every promise on the hot path.
  */
-const requestBySignal = new WeakMap<AbortSignal, RequestContext>();
+const requestBySignal = new WeakMap<CancelSignal, RequestContext>();
 
 /** The request a signal belongs to, if it is a request's signal. */
-export function requestOf(signal: AbortSignal | undefined): RequestContext | undefined {
+export function requestOf(signal: CancelSignal | undefined): RequestContext | undefined {
   return signal ? requestBySignal.get(signal) : undefined;
 }
 
@@ -218,7 +220,7 @@ export class HttpServer {
     const rawParams: string[] = [];
     for (let i = 0; i < paramCount(route); i++) rawParams.push(req.getParameter(i) ?? '');
     const params: string[] = [];
-    const abort = new AbortController();
+    const abort = new Canceller();
     const state = { aborted: false, responded: false };
     res.onAborted(() => {
       state.aborted = true;

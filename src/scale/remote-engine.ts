@@ -4,6 +4,7 @@
  */
 import type { AnalysisEngine } from '../app.js';
 import type { LabelOrder, ModelOutputs } from '../core/emotions.js';
+import type { CancelSignal } from '../engine/cancel.js';
 import {
   EngineAbortedError, EngineDisposedError, EngineInputError, EngineOverloadedError, InferenceError, ModelLoadError,
   ProviderUnavailableError,
@@ -59,7 +60,7 @@ export class RemoteEngine implements AnalysisEngine {
     this.#description = description;
   }
 
-  async analyze(texts: string[], opts?: { signal?: AbortSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]> {
+  async analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]> {
     const p = await this.#rpc.call<PackedOutputs>('engine.analyze', [texts, opts?.urgent === true], {
       signal: opts?.signal,
       onAbort: () => new EngineAbortedError('the request was aborted'),

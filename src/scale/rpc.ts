@@ -6,6 +6,7 @@
  * still maps to the same HTTP answer on the worker.
  */
 import type { MessagePort, Transferable } from 'node:worker_threads';
+import type { CancelSignal } from '../engine/cancel.js';
 
 export interface SerializedError {
   name: string;
@@ -68,7 +69,7 @@ export class RpcClient {
    * Call `method` on the other side. When `signal` fires, the call is rejected at once with
    * `onAbort()` and the other side is told to stop.
    */
-  call<T>(method: string, args: unknown[], opts: { signal?: AbortSignal | undefined; onAbort?: () => Error } = {}): Promise<T> {
+  call<T>(method: string, args: unknown[], opts: { signal?: CancelSignal | undefined; onAbort?: () => Error } = {}): Promise<T> {
     const { signal } = opts;
     const abortError = () => opts.onAbort?.() ?? new Error('aborted');
     if (signal?.aborted) return Promise.reject(abortError());
