@@ -115,8 +115,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   readonly #run: BatchRunner<I, O>;
   readonly #opts: Required<Omit<BatcherOptions<I>, 'clock'>>;
   readonly #clock: Clock;
-  #queue: Entry<I, O>[] = [];
-  #head = 0; // entries before it have left the queue
+  #queue: (Entry<I, O> | undefined)[] = [];
+  #head = 0; // entries before it have left the queue, and their slots are cleared
   #queued = 0; // live entries waiting
   #inFlight = 0;
   #inFlightTexts = 0;
@@ -272,7 +272,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   /** Live entries from the head, up to lookahead batches' worth, and where the scan stopped. */
   #window(): { live: Entry<I, O>[]; end: number } {
     const limit = this.#opts.maxBatchSize * this.#opts.lookahead;
-    while (this.#head < this.#queue.length && this.#queue[this.#head]!.call.done) this.#head++;
+    while (this.#head < this.#queue.length && this.#queue[this.#head]!.call.done) this.#queue[this.#head++] = undefined;
     const live: Entry<I, O>[] = [];
     let i = this.#head;
     for (; i < this.#queue.length && live.length < limit; i++) {
@@ -302,6 +302,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       }
       this.#queue[--write] = e;
     }
+    // A slot left behind would keep its finished call (its caller's results and closures) alive until
+    // the array is next sliced, up to a thousand entries later.
+    for (let i = this.#head; i < write; i++) this.#queue[i] = undefined;
     this.#head = write;
     if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
       this.#queue = this.#queue.slice(this.#head);

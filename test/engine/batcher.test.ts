@@ -1,4 +1,6 @@
 /** The micro-batcher on a fake clock with a scripted runner: every decision is deterministic. */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { MicroBatcher, PassThrough } from '../../src/engine/batcher.js';
 import type { BatcherOptions } from '../../src/engine/batcher.js';
@@ -452,5 +454,29 @@ describe('PassThrough (batching off)', () => {
     const next = pass.submit(['c']);
     release();
     await expect(next).resolves.toEqual(['c']);
+  });
+
+  it('keeps no finished call reachable from its queue', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 8 });
+    let collected = 0;
+    const registry = new FinalizationRegistry(() => collected++);
+    await (async () => {
+      for (let round = 0; round < 10; round++) {
+        const calls = Array.from({ length: 8 }, (_, i) => batcher.submit([`text ${round} ${i}`]));
+        await clock.flush();
+        await finish(runs.length - 1);
+        for (const out of await Promise.all(calls)) registry.register(out, 0);
+      }
+    })();
+    runs.length = 0; // the scripted runner's own record of the batches
+    for (let i = 0; i < 10 && collected < 80; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // 80 calls in 10 batches: before the queue cleared the slots behind its head, every finished
+    // call's results stayed reachable until the array was sliced, a thousand entries later.
+    expect(collected).toBe(80);
   });
 });
