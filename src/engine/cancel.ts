@@ -2,14 +2,12 @@
  * Cancellation as Sentio's layers use it: a flag, a reason and "abort" listeners. A real AbortSignal is a
  * CancelSignal, so callers may pass one; the HTTP server gives each request a Canceller instead.
  *
- * Why not an AbortController per request: on Node 20 every request's AbortSignal (an EventTarget given
- * its prototype after construction) and what its listeners reach outlived young-generation collections,
- * and adding then removing an "abort" listener made it much worse. A loop of 64 requests in flight,
- * each with a controller whose signal gets one listener added and removed, ran 54 old-generation
- * collections in 4 s where the same loop, creating the controllers but never reading their signals,
- * ran none. Under the V2 load bench the server
- * answered ×1.075 the requests with this class (`npm run bench:ab`, ahead in 8 of 8 rounds; main thread
- * 88 -> 78 µs a request).
+ * Why not an AbortController per request: on Node 20 a request's AbortSignal, and what its listeners
+ * reach, outlived young-generation collections, and adding then removing an "abort" listener made it much
+ * worse. A loop of 64 requests in flight, each with a controller whose signal gets one listener added and
+ * removed, ran 54 old-generation collections in 4 s; the same loop creating the controllers but never
+ * reading their signals ran none. Under the V2 load bench the server answered ×1.075 and ×1.052 the
+ * requests with this class (`npm run bench:ab`, two runs; main thread 88 -> 78 and 105 -> 92 µs a request).
  */
 export interface CancelSignal {
   readonly aborted: boolean;
