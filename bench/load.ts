@@ -19,9 +19,9 @@
  *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
  *               again on long sessions (contexts holding the most messages a context keeps, on a server of
  *               their own), and a sweep of offered load for the latency chart: requests spread evenly at
- *               10–90% of the V2 maximum measured again just before the sweep, on 64 connections, latency counted from when the
- *               generator issued each (bench/lib/paced.ts; autocannon's own rate limit sends each second's
- *               quota at once)
+ *               10–90% of the V2 maximum measured again just before the sweep, on 64 connections, latency
+ *               counted from when the generator issued each (bench/lib/paced.ts; autocannon's own rate
+ *               limit sends each second's quota at once)
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
@@ -65,6 +65,9 @@ type RawEngine = Awaited<ReturnType<typeof createEngine>>;
 // The raw engine's batch sizes. Larger ones still gain a little (512: about 5% over 256 in
 // `npm run bench:engine -- --batches 128,256,512`) at 90 ms a batch, which no server would wait.
 const RAW_SIZES = [8, 32, 64, 128, 256];
+// Beside the scenarios the largest sizes, not the sweep's best: texts/s rises with the batch size on this
+// engine (less padding and fewer runs per text), and a noisy sweep must not pick a smaller one.
+const BESIDE_SIZES = RAW_SIZES.slice(quick ? -1 : -2);
 
 /** The engine's texts/s at one batch size in a closed loop, no HTTP. */
 async function rawAt(engine: RawEngine, size: number, ms: number): Promise<number> {
@@ -74,7 +77,7 @@ async function rawAt(engine: RawEngine, size: number, ms: number): Promise<numbe
   return r.texts / (r.ms / 1000);
 }
 
-async function rawSweep(engine: RawEngine): Promise<{ best: number; bySize: Record<number, number>; bestSizes: number[] }> {
+async function rawSweep(engine: RawEngine): Promise<{ best: number; bySize: Record<number, number> }> {
   // This machine runs the first seconds of a load slower (a 128-text sweep point once came out at 0.7 of
   // the same size a minute later): warm it up first, unmeasured.
   await rawAt(engine, 128, quick ? 1_500 : 3_000);
@@ -83,16 +86,14 @@ async function rawSweep(engine: RawEngine): Promise<{ best: number; bySize: Reco
     bySize[size] = await rawAt(engine, size, quick ? 1_500 : 4_000);
     log(`raw engine  batch ${String(size).padStart(3)}: ${bySize[size]!.toFixed(0)} texts/s`);
   }
-  // Beside the scenarios the largest sizes, not the sweep's best: texts/s rises with the batch size on
-  // this engine (less padding and fewer runs per text), and a noisy sweep must not pick a smaller one.
-  return { best: Math.max(...Object.values(bySize)), bySize, bestSizes: RAW_SIZES.slice(quick ? -1 : -2) };
+  return { best: Math.max(...Object.values(bySize)), bySize };
 }
 
 /** The raw engine again at the largest sizes, for the scenario that runs next to it. */
-async function rawBeside(engine: RawEngine, sizes: number[], when: string): Promise<number> {
+async function rawBeside(engine: RawEngine, when: string): Promise<number> {
   let best = 0;
-  for (const size of sizes) best = Math.max(best, await rawAt(engine, size, quick ? 1_500 : 4_000));
-  log(`raw engine ${when}: ${best.toFixed(0)} texts/s (best of batch ${sizes.join(', ')})`);
+  for (const size of BESIDE_SIZES) best = Math.max(best, await rawAt(engine, size, quick ? 1_500 : 4_000));
+  log(`raw engine ${when}: ${best.toFixed(0)} texts/s (best of batch ${BESIDE_SIZES.join(', ')})`);
   return best;
 }
 
@@ -209,22 +210,22 @@ async function main(): Promise<void> {
   const sentio = await sentioChild({ SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`, SENTIO_LLM_MODELS: 'llm-k2-thinking-turbo=fast' });
   await warmUp(sentio);
   let ctx = 0;
-  const rawBeforeV2 = await rawBeside(rawEngine, raw.bestSizes, 'before V2 single');
+  const rawBeforeV2 = await rawBeside(rawEngine, 'before V2 single');
   const raw64BeforeV2 = await raw64InFlight(rawEngine, 'before V2 single');
   const v2 = await measure(sentio, { name: 'sentio v2 single (64 conn)', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   const raw64AfterV2 = await raw64InFlight(rawEngine, 'after V2 single');
-  const rawAfterV2 = await rawBeside(rawEngine, raw.bestSizes, 'after V2 single');
+  const rawAfterV2 = await rawBeside(rawEngine, 'after V2 single');
   // The HTTP floor beside the V2 scenario too, for the ceiling
   const floor = await startChild('dist/bench/peer/http-floor.js', [String(await freePort())], {}, '"floor listening"');
   const floorR = await singleMessageBaseline(floor, 'HTTP floor (64 conn)');
   const v1 = await measure(sentio, { name: 'sentio v1 single (64 conn)', connections: 64, durationS: D, path: '/v1/emotions/analyse', body: single });
   const context = await measure(sentio, { name: 'sentio v2 context (64 conn)', connections: 64, durationS: D, path: () => `/v2/emotions/bench-${ctx++ % 1000}/analysis`, body: single });
-  const rawBeforeBatch = await rawBeside(rawEngine, raw.bestSizes, 'before batch of 32');
+  const rawBeforeBatch = await rawBeside(rawEngine, 'before batch of 32');
   const batch32 = await measure(sentio, {
     name: 'sentio v2 batch of 32 (16 conn)', connections: 16, durationS: D, path: '/v2/emotions/batch-analysis', textsPerRequest: 32,
     body: () => JSON.stringify({ messages: Array.from({ length: 32 }, () => ({ content: { text: nextText() } })) }),
   });
-  const rawAfterBatch = await rawBeside(rawEngine, raw.bestSizes, 'after batch of 32');
+  const rawAfterBatch = await rawBeside(rawEngine, 'after batch of 32');
   await rawEngine.close();
   const getState = await measure(sentio, { name: 'sentio v2 GET state (64 conn)', connections: 64, durationS: D, method: 'GET', path: () => `/v2/emotions/bench-${ctx++ % 1000}` });
   const chat = await measure(sentio, {
@@ -327,7 +328,7 @@ async function main(): Promise<void> {
   mkdirSync('bench/results', { recursive: true });
   const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}`, gpu: gpuName() };
   const beside = { beforeV2: round(rawBeforeV2), afterV2: round(rawAfterV2), in64BeforeV2: round(raw64BeforeV2), in64AfterV2: round(raw64AfterV2), beforeBatch32: round(rawBeforeBatch), afterBatch32: round(rawAfterBatch) };
-  writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify({ machine, raw: { ...raw, beside }, results, summary }, null, 2)}\n`);
+  writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify({ machine, raw: { ...raw, bestSizes: BESIDE_SIZES, beside }, results, summary }, null, 2)}\n`);
   writeFileSync(`bench/results/load-${stamp}.svg`, lineChartSvg(
     'Sentio V2 single-message analysis: latency against offered load', 'offered load (requests/s)', 'latency (ms)',
     [
