@@ -30,10 +30,10 @@ async function main(): Promise<void> {
   // 250 MB of heap for 50 MB live, and an RSS past 400 MB. V8 reads the flag whenever it sets the next
   // collection's limit, so setting it now takes effect (the benchmark shows it; docs/deployment.md#memory).
   if (config.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
-  // Under load V8 saw a request's objects outlive young collections (64 in flight) and began allocating
-  // them straight into the old generation ("pretenuring"), where they die as old garbage and hold what
-  // they point to alive through every young collection: 1.2 KB a request moved into the old generation,
-  // a full collection every 3 s. Off, set before any request code runs (docs/deployment.md#memory).
+  // After saturating load V8 allocated some of each request's objects straight into the old generation
+  // ("pretenuring"), where they die as old garbage and hold what they point to alive through every young
+  // collection: with the other causes, 1.2 KB a request moved into the old generation and a full
+  // collection ran every 3 s. Off, set before any request code runs (docs/deployment.md#memory).
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
   for (const w of warnings) logger.warn(w);
