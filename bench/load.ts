@@ -25,7 +25,9 @@
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
- * runs here and shares the machine. Results: bench/results/load-<time>.json and .svg, then one JSON line.
+ * runs here and shares the machine. Each scenario line gives requests/s, latency, RSS, Sentio's V8 heap, the
+ * CPU each request cost each party, and the garbage collections the server ran during it (from /metrics).
+ * Results: bench/results/load-<time>.json and .svg, then one JSON line.
  * `--provider cuda` runs the raw engine and Sentio on the GPU (docs/gpu.md); the peer stays onnxruntime-node
  * on CPU, as its npm install gives it. `--store redis` keeps Sentio's state (contexts, rate limits,
  * idempotency) in a throw-away redis-server on loopback, as several instances would share it.
@@ -137,7 +139,8 @@ interface CpuBudget {
   machineIdlePct: number;
 }
 
-async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number } }> {
+async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number }; gc?: GcTotals }> {
+  const gc0 = (await serverMetrics(child))?.gc;
   const server0 = child.cpuSeconds();
   const machine0 = machineTimes();
   const self0 = process.cpuUsage(); // this process is, for the run's duration, the load generator
@@ -146,7 +149,9 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
   const server = child.cpuSeconds();
   const machine = machineTimes();
   r.rssMb = child.rssMb();
-  const heap = await v8Heap(child);
+  const after = await serverMetrics(child);
+  const heap = after?.heap;
+  const gc = gc0 && after ? gcDuring(gc0, after.gc) : undefined;
   const n = Math.max(1, r.rps * r.durationS);
   const cpu: CpuBudget = {
     generator: round((self.user + self.system) / n),
@@ -158,18 +163,44 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<LoadR
   const heapNote = heap ? ` (V8 heap ${heap.usedMb.toFixed(0)} used of ${heap.totalMb.toFixed(0)})` : '';
   log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms${r.issuedLateMs ? ` (issued late p50 ${r.issuedLateMs.p50} p99 ${r.issuedLateMs.p99})` : ''}  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
   log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}; machine idle ${cpu.machineIdlePct}%`);
-  return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}) };
+  if (gc) log(`${''.padEnd(26)} GC: ${GC_KINDS.map((k) => `${k} ${gc[k].count} (${gc[k].ms} ms)`).join(', ')}`);
+  return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}), ...(gc ? { gc } : {}) };
 }
 
-/** Sentio's V8 heap from its /metrics, to tell garbage not yet collected from native memory in the RSS. */
-async function v8Heap(child: Child): Promise<{ usedMb: number; totalMb: number } | undefined> {
+/**
+ * Garbage collections in the server during a scenario, by kind, from its /metrics: young collections
+ * ("minor") should be short and full ones ("major") rare; requests whose objects outlive young
+ * collections show up here as major collections (docs/deployment.md#memory).
+ */
+const GC_KINDS = ['minor', 'major', 'incremental'] as const;
+type GcTotals = Record<(typeof GC_KINDS)[number], { count: number; ms: number }>;
+
+function gcDuring(before: GcTotals, after: GcTotals): GcTotals {
+  const out = {} as GcTotals;
+  for (const k of GC_KINDS) out[k] = { count: after[k].count - before[k].count, ms: round(after[k].ms - before[k].ms) };
+  return out;
+}
+
+/**
+ * Sentio's V8 heap (to tell garbage not yet collected from native memory in the RSS) and its garbage
+ * collections so far, from its /metrics; undefined for the peer stack, which has none.
+ */
+async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; totalMb: number }; gc: GcTotals } | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${child.port}/metrics`);
-    if (!res.ok) return undefined; // the peer stack has no /metrics
+    if (!res.ok) return undefined;
     const text = await res.text();
-    const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]) / 2 ** 20;
+    const value = (line: string) => Number(new RegExp(`^${line} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+    const mb = (name: string) => value(name) / 2 ** 20;
     const heap = { usedMb: round(mb('sentio_nodejs_heap_size_used_bytes')), totalMb: round(mb('sentio_nodejs_heap_size_total_bytes')) };
-    return Number.isFinite(heap.usedMb) && Number.isFinite(heap.totalMb) ? heap : undefined;
+    const gc = {} as GcTotals;
+    for (const k of GC_KINDS) {
+      gc[k] = {
+        count: value(`sentio_nodejs_gc_duration_seconds_count\\{kind="${k}"\\}`),
+        ms: value(`sentio_nodejs_gc_duration_seconds_sum\\{kind="${k}"\\}`) * 1000,
+      };
+    }
+    return { ...(heap.usedMb > 0 && heap.totalMb > 0 ? { heap } : {}), gc };
   } catch {
     return undefined;
   }
