@@ -18,6 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
+import { percentile, round } from './lib/stats.js';
 import { FakeLlm } from '../test/helpers/fake-llm.js';
 
 /**
@@ -73,13 +74,12 @@ const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 function percentiles(xs: number[]): Percentiles {
   const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-  const r = (x: number) => Math.round(x * 100) / 100;
-  return { p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
+  const at = (p: number) => round(percentile(s, p) ?? NaN, 2);
+  return { p50: at(50), p90: at(90), p99: at(99), mean: round(s.reduce((a, b) => a + b, 0) / s.length, 2) };
 }
 
 function diff(a: Percentiles, b: Percentiles): Percentiles {
-  const r = (x: number) => Math.round(x * 100) / 100;
+  const r = (x: number) => round(x, 2);
   return { p50: r(a.p50 - b.p50), p90: r(a.p90 - b.p90), p99: r(a.p99 - b.p99), mean: r(a.mean - b.mean) };
 }
 

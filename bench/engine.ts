@@ -28,6 +28,7 @@ import { native } from '../src/engine/binding.js';
 import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { createEngine } from '../src/engine/engine.js';
 import { closedLoop } from './lib/closed-loop.js';
+import { percentile } from './lib/stats.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
 import { threadPlan } from '../src/engine/options.js';
@@ -87,8 +88,7 @@ class Tally {
     return (this.texts / this.ms) * 1000;
   }
   pct(p: number): number {
-    const s = this.latencies.slice().sort((a, b) => a - b);
-    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+    return percentile(this.latencies.slice().sort((a, b) => a - b), p) ?? NaN;
   }
 }
 

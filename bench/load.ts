@@ -39,6 +39,7 @@ import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
 import { machineTimes } from './lib/machine.js';
+import { round } from './lib/stats.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult, LoadSpec } from './lib/autocannon.js';
@@ -379,11 +380,6 @@ function gpuName(): string | null {
   } catch {
     return null;
   }
-}
-
-function round(x: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
 }
 
 main().catch((err: unknown) => {

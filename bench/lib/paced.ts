@@ -13,6 +13,7 @@
  */
 import net from 'node:net';
 import type { LoadResult } from './autocannon.js';
+import { percentile, round } from './stats.js';
 
 export interface PacedSpec {
   name: string;
@@ -140,7 +141,7 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
     c.socket.destroy();
   }
 
-  const pct = (p: number, a = latencies) => round(a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))] ?? 0);
+  const pct = (p: number, a = latencies) => round(percentile(a, p) ?? 0, 2);
   latencies.sort((a, b) => a - b);
   lateness.sort((a, b) => a - b);
   const ok = Object.entries(statuses).reduce((n, [s, k]) => (s.startsWith('2') ? n + k : n), 0);
@@ -151,14 +152,10 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
     offeredRps: spec.rate,
     rps: ok / spec.durationS,
     textsPerS: (ok / spec.durationS) * (spec.textsPerRequest ?? 1),
-    latencyMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: round(latencies.at(-1) ?? 0) },
+    latencyMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: round(latencies.at(-1) ?? 0, 2) },
     issuedLateMs: { p50: pct(50, lateness), p99: pct(99, lateness) },
     errors: errors + unanswered,
     non2xx: latencies.length - ok,
     statuses,
   };
-}
-
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
 }
