@@ -1,8 +1,9 @@
 /**
- * `npm run bench:ab -- '<json list of env objects>' [--rounds 8] [--seconds 3] [--texts 1] [--connections 64]`:
- * Sentio under the load bench's V2 stateless scenario (one message a request at 64 connections unless
- * --texts / --connections say otherwise; the load bench's batch scenario is --texts 32 --connections 16),
- * one server per list entry (its environment
+ * `npm run bench:ab -- '<json list of env objects>' [--rounds 8] [--seconds 3] [--texts 1] [--connections 64]
+ * [--contexts N]`: Sentio under the load bench's V2 stateless scenario (one message a request at 64
+ * connections unless --texts / --connections say otherwise; the load bench's batch scenario is --texts 32
+ * --connections 16; --contexts N analyses in N contexts in turn, which grow over the rounds up to the
+ * stored-message bound), one server per list entry (its environment
  * overrides), all started at once and loaded in turn, round after round, in alternating order. This
  * machine's speed drifts by a quarter within minutes, so a change worth a few percent only shows in
  * ratios taken close together: each round's requests/s is divided by the first entry's in the same
@@ -24,6 +25,7 @@ const { values: args, positionals } = parseArgs({
   options: {
     rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '3' },
     texts: { type: 'string', default: '1' }, connections: { type: 'string', default: '64' },
+    contexts: { type: 'string', default: '0' },
   },
 });
 const variants = JSON.parse(positionals[0] ?? '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]') as Record<string, string>[];
@@ -35,24 +37,30 @@ const texts = benchTexts();
 let cursor = 0;
 const textsPerRequest = Number(args.texts);
 const connections = Number(args.connections);
+const contexts = Number(args.contexts);
+let contextCursor = 0;
+const path = contexts > 0
+  ? () => `/v2/emotions/ab-${contextCursor++ % contexts}/analysis`
+  : () => (textsPerRequest > 1 ? '/v2/emotions/batch-analysis' : '/v2/emotions/analysis');
 const body = () => JSON.stringify({
   messages: Array.from({ length: textsPerRequest }, () => ({ content: { text: texts[cursor++ % texts.length]! } })),
 });
 
-interface Turn { rps: number; idlePct: number; mainUs: number; engineUs: number }
+interface Turn { rps: number; p99: number; idlePct: number; mainUs: number; engineUs: number }
 
 async function turn(child: Child, durationS: number): Promise<Turn> {
   const m0 = machineTimes();
   const s0 = child.cpuSeconds();
   const r = await runLoad({
     name: 'ab', url: `http://127.0.0.1:${child.port}`, connections, durationS,
-    path: textsPerRequest > 1 ? '/v2/emotions/batch-analysis' : '/v2/emotions/analysis', body, headers: { 'x-api-key': KEY },
+    path, body, headers: { 'x-api-key': KEY },
   });
   const m = machineTimes();
   const s = child.cpuSeconds();
   const n = Math.max(1, r.rps * r.durationS);
   return {
     rps: r.rps,
+    p99: r.latencyMs.p99,
     idlePct: (100 * (m.idle - m0.idle)) / Math.max(1, m.total - m0.total),
     mainUs: ((s.main - s0.main) * 1e6) / n,
     engineUs: ((s.engine - s0.engine) * 1e6) / n,
@@ -77,17 +85,18 @@ async function main(): Promise<void> {
       if (r % 2) order.reverse();
       for (const i of order) turns[i]!.push(await turn(children[i]!, seconds));
     }
-    console.log(`${rounds} rounds x ${seconds} s per server, ${textsPerRequest} text(s) a request at ${connections} connections, ` +
+    console.log(`${rounds} rounds x ${seconds} s per server, ${textsPerRequest} text(s) a request at ${connections} connections` +
+      `${contexts > 0 ? ` in ${contexts} contexts` : ''}, ` +
       `${os.cpus().length} x ${os.cpus()[0]?.model}; ratios are per round, against the first entry`);
     const summary = variants.map((env, i) => {
       const t = turns[i]!;
       const ratios = t.map((x, r) => x.rps / turns[0]![r]!.rps);
       const row = {
         env, rps: Math.round(median(t.map((x) => x.rps))), vs_first: Number(median(ratios).toFixed(3)),
-        rounds_ahead: ratios.filter((x) => x > 1).length, idle_pct: Number(median(t.map((x) => x.idlePct)).toFixed(1)),
+        rounds_ahead: ratios.filter((x) => x > 1).length, p99_ms: median(t.map((x) => x.p99)), idle_pct: Number(median(t.map((x) => x.idlePct)).toFixed(1)),
         main_us: Math.round(median(t.map((x) => x.mainUs))), engine_us: Math.round(median(t.map((x) => x.engineUs))),
       };
-      console.log(`${JSON.stringify(env).padEnd(44)} ${String(row.rps).padStart(6)} req/s  x${row.vs_first.toFixed(3)} (ahead in ${row.rounds_ahead}/${rounds})  ` +
+      console.log(`${JSON.stringify(env).padEnd(44)} ${String(row.rps).padStart(6)} req/s  x${row.vs_first.toFixed(3)} (ahead in ${row.rounds_ahead}/${rounds})  p99 ${row.p99_ms} ms  ` +
         `idle ${row.idle_pct}%  CPU µs/request: main ${row.main_us}, engine ${row.engine_us}  rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
       return row;
     });
