@@ -12,7 +12,7 @@ import type { Eq, EqParams } from './eq.js';
 import { aggregateState, baselineOf, discoveryBaseline, scoresOf, trendOf } from './trajectory.js';
 import type { Baseline, Trend } from './trajectory.js';
 import { findMessage } from '../store/context-store.js';
-import type { ContextStore, Role, StoredMessage } from '../store/context-store.js';
+import type { ContextStore, MessageList, Role, StoredMessage } from '../store/context-store.js';
 
 /** The engine as the core sees it. */
 export interface ScoreSource {
@@ -51,10 +51,11 @@ export interface ContextState {
 
 export class EmotionService {
   /**
-   * Each stored history's state, computed once. Stores never change a record's message list (a write
-   * makes a new one), so a state read of a context unchanged since the last read makes no pass over it.
+   * Each stored history's state, computed once. Stores never change a record's message list once handed
+   * out (a write makes a new one), so a state read of a context unchanged since the last read makes no
+   * pass over it.
    */
-  readonly #states = new WeakMap<readonly StoredMessage[], ContextState>();
+  readonly #states = new WeakMap<MessageList, ContextState>();
 
   constructor(
     private readonly engine: ScoreSource,
@@ -138,7 +139,7 @@ export class EmotionService {
   }
 
   /** Stored messages of a context, or undefined when unknown/expired. */
-  async history(contextId: string): Promise<readonly StoredMessage[] | undefined> {
+  async history(contextId: string): Promise<MessageList | undefined> {
     return (await this.store.get(contextId))?.messages;
   }
 }

@@ -4,7 +4,7 @@
  */
 import { EMOTIONS, SUB_EMOTIONS } from './emotions.js';
 import type { Emotion, EmotionVector, Scores, SubEmotionVector } from './emotions.js';
-import type { StoredMessage } from '../store/context-store.js';
+import type { MessageList, StoredMessage } from '../store/context-store.js';
 
 export type TrendDirection = 'improving' | 'declining' | 'stable' | 'volatile';
 
@@ -31,8 +31,9 @@ const VOLATILITY_THRESHOLD = 0.6;
 /** Weight of a message in the aggregate state halves every this many newer messages. */
 export const STATE_HALF_LIFE = 5;
 
-export function trendOf(messages: readonly StoredMessage[]): Trend {
-  const window = messages.slice(-TREND_WINDOW).map((m) => m.eq.valence);
+export function trendOf(messages: MessageList): Trend {
+  const window: number[] = [];
+  for (let i = Math.max(0, messages.length - TREND_WINDOW); i < messages.length; i++) window.push(messages.at(i)!.eq.valence);
   const n = window.length;
   if (n < 2) return { direction: 'stable', valenceTrend: 0 };
   const meanX = (n - 1) / 2;
@@ -54,7 +55,7 @@ export function trendOf(messages: readonly StoredMessage[]): Trend {
   return { direction, valenceTrend };
 }
 
-export function baselineOf(messages: readonly StoredMessage[]): Baseline | undefined {
+export function baselineOf(messages: MessageList): Baseline | undefined {
   const n = messages.length;
   if (n === 0) return undefined;
   let intensity = 0;
@@ -62,7 +63,8 @@ export function baselineOf(messages: readonly StoredMessage[]): Baseline | undef
   let arousal = 0;
   let discovery = 0;
   const counts = new Map<Emotion, number>(); // in first-seen order, which breaks ties below
-  for (const m of messages) {
+  for (let i = 0; i < n; i++) {
+    const m = messages.at(i)!;
     intensity += m.eq.intensity;
     valence += m.eq.valence;
     arousal += m.eq.arousal;
@@ -70,7 +72,7 @@ export function baselineOf(messages: readonly StoredMessage[]): Baseline | undef
     counts.set(m.eq.category, (counts.get(m.eq.category) ?? 0) + 1);
   }
   // The commonest category; on a tie the newest message's, else the one seen first.
-  let dominantCategory: Emotion = messages[n - 1]!.eq.category;
+  let dominantCategory: Emotion = messages.at(n - 1)!.eq.category;
   for (const [e, c] of counts) if (c > counts.get(dominantCategory)!) dominantCategory = e;
   return {
     averageIntensity: intensity / n,
@@ -89,10 +91,10 @@ export const DISCOVERY_BASELINE_MIN = 3;
  * The reference for discoveryLevel of a context's next message: the stored messages' mean discovery
  * score, once there are DISCOVERY_BASELINE_MIN of them (the baseline's averageDiscovery, without the rest).
  */
-export function discoveryBaseline(messages: readonly StoredMessage[]): number | undefined {
+export function discoveryBaseline(messages: MessageList): number | undefined {
   if (messages.length < DISCOVERY_BASELINE_MIN) return undefined;
   let sum = 0;
-  for (const m of messages) sum += m.eq.discoveryScore;
+  for (let i = 0; i < messages.length; i++) sum += messages.at(i)!.eq.discoveryScore;
   return sum / messages.length;
 }
 
@@ -112,7 +114,7 @@ export function scoresOf(m: StoredMessage): Scores {
 export const STATE_WINDOW = STATE_HALF_LIFE * 24;
 
 /** The context's current state: stored messages mixed with weights that halve every STATE_HALF_LIFE messages. */
-export function aggregateState(messages: readonly StoredMessage[]): Scores | undefined {
+export function aggregateState(messages: MessageList): Scores | undefined {
   const n = messages.length;
   if (n === 0) return undefined;
   const raw = new Float64Array(EMOTIONS.length);
@@ -121,7 +123,7 @@ export function aggregateState(messages: readonly StoredMessage[]): Scores | und
   let arousal = 0;
   let weights = 0;
   for (let i = Math.max(0, n - STATE_WINDOW); i < n; i++) {
-    const m = messages[i]!;
+    const m = messages.at(i)!;
     const w = Math.pow(0.5, (n - 1 - i) / STATE_HALF_LIFE);
     weights += w;
     for (let j = 0; j < raw.length; j++) raw[j]! += w * m.raw[j]!;
@@ -130,7 +132,7 @@ export function aggregateState(messages: readonly StoredMessage[]): Scores | und
     arousal += w * m.arousal;
   }
   let tokens = 0;
-  for (const m of messages) tokens += m.tokens;
+  for (let i = 0; i < n; i++) tokens += messages.at(i)!.tokens;
   const rawOut = {} as EmotionVector;
   EMOTIONS.forEach((e, j) => (rawOut[e] = raw[j]! / weights));
   const subOut = {} as SubEmotionVector;

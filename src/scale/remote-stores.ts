@@ -24,15 +24,20 @@ function versionOf(r: ContextRecord): string {
   return `${r.createdAt}:${r.updatedAt}:${r.total}`;
 }
 
+/** A record as it crosses to a worker: structured clone copies arrays, not the memory store's windows. */
+function cloneable(r: ContextRecord | undefined): ContextRecord | undefined {
+  return r && (Array.isArray(r.messages) ? r : { ...r, messages: [...r.messages] });
+}
+
 /** Main thread: serve `stores` to workers. */
 export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
   const value = (v: unknown) => ({ value: v });
   return {
     'ctx.get': async ([id, known]) => {
       const record = await stores.contexts.get(id as string);
-      return value(record && known !== null && versionOf(record) === known ? UNCHANGED : record);
+      return value(record && known !== null && versionOf(record) === known ? UNCHANGED : cloneable(record));
     },
-    'ctx.append': async ([id, messages]) => value(await stores.contexts.append(id as string, messages as StoredMessage[])),
+    'ctx.append': async ([id, messages]) => value(cloneable(await stores.contexts.append(id as string, messages as StoredMessage[]))),
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
@@ -45,8 +50,8 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
 
 /** Worker thread: the main thread's stores behind the usual interfaces. */
 export function remoteStores(rpc: RpcClient): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
-  // Records are immutable snapshots (the memory store copies on write), so a cached one is exact as long
-  // as its version matches the main thread's.
+  // Records are immutable snapshots (a store never changes a list it handed out), so a cached one is
+  // exact as long as its version matches the main thread's.
   const cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
   const contexts: ContextStore = {
     async get(id) {

@@ -26,6 +26,16 @@ export interface StoredMessage {
   at: number;
 }
 
+/**
+ * A context's messages, oldest first. A plain array is one; the memory store hands out windows onto a
+ * list it appends to in place, so that an append costs the new messages rather than a copy of the history.
+ */
+export interface MessageList extends Iterable<StoredMessage> {
+  readonly length: number;
+  /** As Array.prototype.at: a negative index counts from the end. */
+  at(index: number): StoredMessage | undefined;
+}
+
 export interface ContextRecord {
   id: string;
   createdAt: number;
@@ -33,7 +43,7 @@ export interface ContextRecord {
   /** Messages ever appended, including those evicted from `messages`. */
   total: number;
   /** The most recent messages, oldest first. Never changed once handed out: a write makes a new list. */
-  messages: readonly StoredMessage[];
+  messages: MessageList;
 }
 
 export interface ContextStore {
@@ -51,8 +61,9 @@ export class StoreUnavailableError extends Error {
 }
 
 export function findMessage(record: ContextRecord, messageId: string): StoredMessage | undefined {
-  for (let i = record.messages.length - 1; i >= 0; i--) {
-    const m = record.messages[i]!;
+  const messages = record.messages;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages.at(i)!;
     if (m.id === messageId) return m;
   }
   return undefined;

@@ -1,12 +1,56 @@
 /**
- * The in-process store's expiry against an injected clock. lru-cache reuses a clock reading for its
- * ttlResolution (1 ms of real time by default); a clock that jumps within that window must still expire
- * a context at once (the HTTP expiry test in test/http/errors.test.ts failed on this, now and then).
+ * The in-process store: the message windows it hands out against a plain-array model, and expiry
+ * against an injected clock.
  */
 import { describe, expect, it } from 'vitest';
+import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
 import { MemoryContextStore } from '../../src/store/memory-store.js';
 
+function message(id: string): StoredMessage {
+  return {
+    id, role: 'user', text: `text of ${id}`, raw: [1, 0, 0, 0, 0, 0], sub: new Array<number>(28).fill(0),
+    valence: 0, arousal: 0, tokens: 3, eq: {} as StoredMessage['eq'], at: 0,
+  };
+}
+
 describe('MemoryContextStore', () => {
+  it('keeps the newest messages in order, and a record handed out never changes as appends evict and compact', async () => {
+    const max = 20;
+    const store = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 10, maxMessagesPerContext: max });
+    const model: StoredMessage[] = [];
+    const handedOut: Array<{ record: ContextRecord; ids: string[] }> = [];
+    let seed = 7;
+    for (let i = 0; i < 400; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const added = Array.from({ length: 1 + (seed % 3) }, (_, k) => message(`m${i}-${k}`));
+      model.push(...added);
+      const record = await store.append('c', added);
+      handedOut.push({ record, ids: model.slice(-max).map((m) => m.id) });
+      expect(record.total).toBe(model.length);
+      expect((await store.get('c'))!.messages).toBe(record.messages);
+    }
+    for (const { record, ids } of handedOut) {
+      const messages = record.messages;
+      expect([...messages].map((m) => m.id)).toEqual(ids);
+      expect(messages.length).toBe(ids.length);
+      expect(Array.from({ length: messages.length }, (_, i) => messages.at(i)!.id)).toEqual(ids);
+      expect(messages.at(-1)!.id).toBe(ids.at(-1));
+      expect(messages.at(-ids.length)!.id).toBe(ids[0]);
+      expect(messages.at(ids.length)).toBeUndefined();
+      expect(messages.at(-ids.length - 1)).toBeUndefined();
+    }
+  });
+
+  it('starts an empty context from an empty append', async () => {
+    const store = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 10, maxMessagesPerContext: 5 });
+    const record = await store.append('e', []);
+    expect(record.messages.length).toBe(0);
+    expect([...record.messages]).toEqual([]);
+    expect(record.messages.at(0)).toBeUndefined();
+  });
+
+  // lru-cache reuses a clock reading for its ttlResolution (1 ms of real time by default); a clock that
+  // jumps within that window must still expire a context at once (test/http/errors.test.ts failed on this).
   it('expires a context the moment the clock passes its TTL, even within the same tick', async () => {
     let now = 1_000_000;
     const store = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 10, maxMessagesPerContext: 10, now: () => now });

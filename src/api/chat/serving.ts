@@ -153,7 +153,7 @@ class ChatTurn {
       const smoothed = blend(scores, state, this.req.smoothing);
       reported = { text: this.#userText, scores: smoothed, eq: computeEq(smoothed, this.req.eq, baselineDiscovery) };
     }
-    const priorUser = (prior ?? []).filter((m) => m.role === 'user');
+    const priorUser = [...(prior ?? [])].filter((m) => m.role === 'user');
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
     const mode = decideMode({
       text: this.#userText,

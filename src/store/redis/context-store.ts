@@ -87,6 +87,11 @@ export interface RedisContextStoreOptions {
 type AppendReply = [Buffer, Buffer, Buffer[], number, number];
 type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number, number];
 
+/** This store's records hold plain arrays, decoded from Redis's lists. */
+interface RedisContextRecord extends ContextRecord {
+  messages: readonly StoredMessage[];
+}
+
 /** What a caller holding `r` tells Redis (see SINCE). */
 function heldOf(r: ContextRecord | undefined): string {
   return r ? `${r.createdAt}:${r.total}:${r.messages.length}` : '';
@@ -97,7 +102,7 @@ export class RedisContextStore implements ContextStore {
   readonly #ttlMs: number;
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
-  readonly #cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
+  readonly #cache = new LRUCache<string, RedisContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -112,7 +117,7 @@ export class RedisContextStore implements ContextStore {
     return this.#fakeClock ? this.#fakeClock() : Date.now();
   }
 
-  async get(contextId: string): Promise<ContextRecord | undefined> {
+  async get(contextId: string): Promise<RedisContextRecord | undefined> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const cached = this.#cache.get(contextId);
     const reply = await this.#redis.run((c) =>
@@ -123,7 +128,7 @@ export class RedisContextStore implements ContextStore {
     }
     const [createdAt, updatedAt, total, list, tail, length] = reply;
     const messages = this.#messages(cached, list, tail, length);
-    let record: ContextRecord;
+    let record: RedisContextRecord;
     if (cached && messages === cached.messages && cached.updatedAt === Number(updatedAt.toString())) {
       record = cached; // unchanged: #messages kept the held list, so creation time and total are the same
     } else {
@@ -140,7 +145,7 @@ export class RedisContextStore implements ContextStore {
     return record;
   }
 
-  async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
+  async append(contextId: string, messages: readonly StoredMessage[]): Promise<RedisContextRecord> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
@@ -149,7 +154,7 @@ export class RedisContextStore implements ContextStore {
     const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), ...messages.map(encode)];
     const [createdAt, total, list, tail, length] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
-    const record: ContextRecord = {
+    const record: RedisContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
       updatedAt: now,
@@ -161,7 +166,7 @@ export class RedisContextStore implements ContextStore {
   }
 
   /** The record's messages from Redis's reply: the newest `length` of the held copy plus a tail, or a whole list. */
-  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): readonly StoredMessage[] {
+  #messages(held: RedisContextRecord | undefined, list: Buffer[], tail: number, length: number): readonly StoredMessage[] {
     const got = list.map((b) => decode<StoredMessage>(b));
     if (tail !== 1) return got;
     if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
