@@ -15,13 +15,14 @@ export default defineConfig({
       { extends: true, test: { name: 'memory', include: ['test/**/*.test.ts'] } },
       {
         // The server tests once more with contexts, rate limits and idempotency records in a real Redis
-        // (test/helpers/redis-env.ts). Tests that never build a store (engine, model, tokenizer, unit) and
-        // the Redis and worker tests (they set up their own state backends) run only in "memory".
+        // (test/helpers/redis-env.ts). Tests that build no store from the environment (core, engine, model,
+        // tokenizer, unit) and the Redis and worker tests (they set up their own state backends) run only in
+        // "memory".
         extends: true,
         test: {
           name: 'redis',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/{unit,tokenizer,engine,model,native,redis,scale}/**'],
+          exclude: ['test/{unit,core,tokenizer,engine,model,native,redis,scale}/**'],
           env: { SENTIO_TEST_STORE: 'redis' },
           globalSetup: ['test/helpers/log-audit.ts', 'test/helpers/redis-global-setup.ts'],
         },

@@ -9,10 +9,10 @@ import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
 import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
 import { computeEq } from './eq.js';
 import type { Eq, EqParams } from './eq.js';
-import { aggregateState, baselineOf, discoveryBaseline, scoresOf, trendOf } from './trajectory.js';
+import { aggregateState, baselineOf, discoveryReference, discoverySum, scoresOf, trendOf } from './trajectory.js';
 import type { Baseline, Trend } from './trajectory.js';
 import { findMessage } from '../store/context-store.js';
-import type { ContextStore, MessageList, Role, StoredMessage } from '../store/context-store.js';
+import type { ContextRecord, ContextStore, MessageList, Role, StoredMessage } from '../store/context-store.js';
 
 /** The engine as the core sees it. */
 export interface ScoreSource {
@@ -56,6 +56,12 @@ export class EmotionService {
    * pass over it.
    */
   readonly #states = new WeakMap<MessageList, ContextState>();
+  /**
+   * Σ discovery score of each stored history, whose mean is the reference for a new message's
+   * discoveryLevel. Summing a history of 1,000 messages at every analysis cost more than the rest of the
+   * request, so each append derives its history's sum from the one it read (#seedDiscoverySum).
+   */
+  readonly #discoverySums = new WeakMap<MessageList, number>();
 
   constructor(
     private readonly engine: ScoreSource,
@@ -94,11 +100,13 @@ export class EmotionService {
       this.store.get(contextId),
     ]);
     const prior = before?.messages ?? [];
-    const baselineDiscovery = discoveryBaseline(prior);
+    const priorSum = this.#discoverySum(prior);
+    const baselineDiscovery = discoveryReference(priorSum, prior.length);
     const now = this.now();
     const stored = messages.map((m, i) => toStored(m, scores[i]!, computeEq(scores[i]!, opts.eq, baselineDiscovery), now));
     if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
     const record = await this.store.append(contextId, stored);
+    this.#seedDiscoverySum(before, priorSum, record);
     let combined = combineScores(scores);
     const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
     if (state) combined = blend(combined, state, opts.smoothing);
@@ -108,6 +116,28 @@ export class EmotionService {
       eq: computeEq(combined, opts.eq, baselineDiscovery),
       trend: trendOf(record.messages),
     };
+  }
+
+  #discoverySum(messages: MessageList): number {
+    if (messages.length === 0) return 0;
+    let sum = this.#discoverySums.get(messages);
+    if (sum === undefined) this.#discoverySums.set(messages, (sum = discoverySum(messages, 0, messages.length)));
+    return sum;
+  }
+
+  /**
+   * The sum for `after` from the one for `before`. A history only grows at its end and loses messages
+   * at its start, so `after` is `before` less its first few messages plus the messages appended since
+   * (this request's, and any that other requests appended in between), which are its last ones.
+   */
+  #seedDiscoverySum(before: ContextRecord | undefined, priorSum: number, after: ContextRecord): void {
+    const prior = before?.messages ?? [];
+    if (before && before.createdAt !== after.createdAt) return; // the context expired and began again
+    const appended = after.total - (before?.total ?? 0);
+    const evicted = prior.length + appended - after.messages.length;
+    if (appended > after.messages.length || evicted < 0) return;
+    const sum = priorSum - discoverySum(prior, 0, evicted) + discoverySum(after.messages, after.messages.length - appended, after.messages.length);
+    this.#discoverySums.set(after.messages, sum);
   }
 
   async getState(contextId: string): Promise<ContextState> {

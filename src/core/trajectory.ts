@@ -92,10 +92,19 @@ export const DISCOVERY_BASELINE_MIN = 3;
  * score, once there are DISCOVERY_BASELINE_MIN of them (the baseline's averageDiscovery, without the rest).
  */
 export function discoveryBaseline(messages: MessageList): number | undefined {
-  if (messages.length < DISCOVERY_BASELINE_MIN) return undefined;
+  return discoveryReference(discoverySum(messages, 0, messages.length), messages.length);
+}
+
+/** discoveryBaseline from the sum of the discovery scores of `n` stored messages. */
+export function discoveryReference(sum: number, n: number): number | undefined {
+  return n < DISCOVERY_BASELINE_MIN ? undefined : sum / n;
+}
+
+/** Σ discovery score of messages [from, to). */
+export function discoverySum(messages: MessageList, from: number, to: number): number {
   let sum = 0;
-  for (let i = 0; i < messages.length; i++) sum += messages.at(i)!.eq.discoveryScore;
-  return sum / messages.length;
+  for (let i = from; i < to; i++) sum += messages.at(i)!.eq.discoveryScore;
+  return sum;
 }
 
 export function scoresOf(m: StoredMessage): Scores {
