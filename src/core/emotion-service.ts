@@ -2,8 +2,8 @@
  * The emotion analysis core: scores texts through the engine, derives EQ dimensions, and keeps contexts.
  * Knows nothing of HTTP or wire shapes; api/ turns its results into V1 or V2 responses.
  */
-import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
+import { randomHex } from '../random-id.js';
 import type { CancelSignal } from '../engine/cancel.js';
 import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
 import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
@@ -185,7 +185,7 @@ function joinTexts(messages: readonly MessageInput[]): string {
 function toStored(m: MessageInput, s: Scores, eq: Eq, now: number): StoredMessage {
   const at = m.timestamp ? Date.parse(m.timestamp) : now;
   return {
-    id: m.externalId ?? `msg_${randomBytes(8).toString('hex')}`,
+    id: m.externalId ?? `msg_${randomHex(8)}`,
     role: m.role,
     text: m.text,
     raw: EMOTIONS.map((e) => s.raw[e]),

@@ -3,7 +3,6 @@
  * check, body read with a cap, handler, corked reply, audit log line) and listen/close. Handlers never
  * see uWS objects; they get a RequestContext and return a Reply.
  */
-import { randomFillSync } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
@@ -14,6 +13,7 @@ import type { CancelSignal } from '../engine/cancel.js';
 import type { ApiKeyInfo, KeyVerifier } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/api-keys.js';
 import { parseJsonObject, readBody } from './body.js';
+import { randomHex } from '../random-id.js';
 import { statusLine } from './status.js';
 import { SseStream } from './sse.js';
 
@@ -119,20 +119,8 @@ export interface ServerOptions {
 
 const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'accept'];
 
-// Request ids draw on a pool of random bytes, refilled 256 ids at a time: one system call per id was a
-// visible share of a small request's CPU.
-const ID_BYTES = 12;
-const idPool = Buffer.alloc(ID_BYTES * 256);
-let idOffset = idPool.length;
-
-export function newRequestId(): string {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = idPool.toString('hex', idOffset, idOffset + ID_BYTES);
-  idOffset += ID_BYTES;
-  return `req_${id}`;
+function newRequestId(): string {
+  return `req_${randomHex(12)}`;
 }
 
 export class HttpServer {
