@@ -27,8 +27,8 @@ export interface StoredMessage {
 }
 
 /**
- * A context's messages, oldest first. A plain array is one; the memory store hands out windows onto a
- * list it appends to in place, so that an append costs the new messages rather than a copy of the history.
+ * A context's messages, oldest first: a plain array, or a window onto a log that appends push to in
+ * place (message-window.ts), so that an append costs the new messages rather than a copy of the history.
  */
 export interface MessageList extends Iterable<StoredMessage> {
   readonly length: number;

@@ -1,7 +1,7 @@
 /** The Redis stores on their own, each with two connections standing in for two instances. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/store/context-store.js';
-import type { StoredMessage } from '../../src/store/context-store.js';
+import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
 import { RedisConnection, RedisStartupError } from '../../src/store/redis/connection.js';
 import { RedisContextStore } from '../../src/store/redis/context-store.js';
 import { RedisIdempotencyStore } from '../../src/store/redis/idempotency-store.js';
@@ -33,6 +33,10 @@ function message(id: string, text = `text of ${id}`): StoredMessage {
   };
 }
 
+/** A record's messages as an array (the stores hand out windows onto their logs). */
+const list = (r: ContextRecord | undefined) => [...(r?.messages ?? [])];
+const ids = (r: ContextRecord | undefined) => list(r).map((m) => m.id);
+
 describe('RedisContextStore', () => {
   it('round-trips messages exactly and counts every append', async () => {
     const store = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 });
@@ -40,7 +44,7 @@ describe('RedisContextStore', () => {
     const first = await store.append('rt', [message('a'), message('b', 'ünïcødé 😀')]);
     expect(first.total).toBe(2);
     const got = await store.get('rt');
-    expect(got?.messages).toEqual([message('a'), message('b', 'ünïcødé 😀')]);
+    expect(list(got)).toEqual([message('a'), message('b', 'ünïcødé 😀')]);
     expect(got?.createdAt).toBe(first.createdAt);
     expect(await store.size()).toBeGreaterThanOrEqual(1);
   });
@@ -52,10 +56,10 @@ describe('RedisContextStore', () => {
     const records = await Promise.all(writes);
     const final = await a.get('race');
     expect(final?.total).toBe(200);
-    expect(new Set(final?.messages.map((m) => m.id)).size).toBe(200);
+    expect(new Set(ids(final)).size).toBe(200);
     // Each append saw a distinct prefix of the same history.
     expect(new Set(records.map((r) => r.total)).size).toBe(200);
-    expect((await b.get('race'))?.messages.map((m) => m.id)).toEqual(final?.messages.map((m) => m.id));
+    expect(ids(await b.get('race'))).toEqual(ids(final));
   });
 
   it('a read served from the local copy is never older than Redis', async () => {
@@ -66,7 +70,7 @@ describe('RedisContextStore', () => {
     const first = await a.get('cache');
     expect(await a.get('cache')).toBe(first); // unchanged: the same decoded record, no list transferred
     await b.append('cache', [message('2')]);
-    expect((await a.get('cache'))?.messages.map((m) => m.id)).toEqual(['1', '2']);
+    expect(ids(await a.get('cache'))).toEqual(['1', '2']);
     await conn.client.del('unit:ctx:{cache}', 'unit:ctx:{cache}:m');
     expect(await a.get('cache')).toBeUndefined();
   });
@@ -78,41 +82,41 @@ describe('RedisContextStore', () => {
     for (let i = 0; i <= 7; i++) {
       const r = await a.append('tail', [message(`d${i}`)]);
       const truth = await fresh();
-      expect(r.messages).toEqual(truth.messages);
+      expect(list(r)).toEqual(list(truth));
       expect(r.total).toBe(truth.total);
     }
-    expect((await fresh()).messages.map((x) => x.id)).toEqual(['d3', 'd4', 'd5', 'd6', 'd7']);
+    expect(ids(await fresh())).toEqual(['d3', 'd4', 'd5', 'd6', 'd7']);
     // Another instance appended in between: this one gets both new messages and trims as Redis does.
     await b.append('tail', [message('b0')]);
     const r = await a.append('tail', [message('d8')]);
-    expect(r.messages.map((x) => x.id)).toEqual(['d5', 'd6', 'd7', 'b0', 'd8']);
-    expect(r.messages).toEqual((await fresh()).messages);
+    expect(ids(r)).toEqual(['d5', 'd6', 'd7', 'b0', 'd8']);
+    expect(list(r)).toEqual(list(await fresh()));
     // Many appends at once from one instance: each sees one prefix of the same history.
     const records = await Promise.all(Array.from({ length: 20 }, (_, i) => a.append('tail', [message(`c${i}`)])));
-    const order = (await fresh()).messages.map((x) => x.id);
+    const order = ids(await fresh());
     for (const rec of records) expect(rec.messages).toHaveLength(5);
     const last = records.find((rec) => rec.total === 30)!;
-    expect(last.messages.map((x) => x.id)).toEqual(order);
-    expect((await a.get('tail'))?.messages).toEqual((await fresh()).messages);
+    expect(ids(last)).toEqual(order);
+    expect(list(await a.get('tail'))).toEqual(list(await fresh()));
     // Gone and started afresh under the same id: the copy held here is of the old context.
     const conn = await connection();
     await conn.client.del('unit:ctx:{tail}', 'unit:ctx:{tail}:m');
     await b.append('tail', [message('new')]);
-    expect((await a.append('tail', [message('newer')])).messages.map((x) => x.id)).toEqual(['new', 'newer']);
+    expect(ids(await a.append('tail', [message('newer')]))).toEqual(['new', 'newer']);
   });
 
   it('instances configured with different message bounds still each see exactly what Redis holds', async () => {
     const wide = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 6 });
     const narrow = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 3 });
-    const truth = async () => (await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 6 }).get('bounds'))!.messages;
+    const truth = async () => list(await new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 6 }).get('bounds'));
     for (let i = 0; i < 6; i++) await wide.append('bounds', [message(`w${i}`)]);
-    expect((await narrow.get('bounds'))?.messages).toEqual(await truth()); // six: reads do not trim
+    expect(list(await narrow.get('bounds'))).toEqual(await truth()); // six: reads do not trim
     await narrow.append('bounds', [message('n0')]); // trims Redis's list to three
-    expect((await wide.get('bounds'))?.messages.map((m) => m.id)).toEqual(['w4', 'w5', 'n0']);
+    expect(ids(await wide.get('bounds'))).toEqual(['w4', 'w5', 'n0']);
     const r = await wide.append('bounds', [message('w6')]);
-    expect(r.messages.map((m) => m.id)).toEqual(['w4', 'w5', 'n0', 'w6']);
-    expect(r.messages).toEqual(await truth());
-    expect((await narrow.append('bounds', [message('n1')])).messages).toEqual(await truth());
+    expect(ids(r)).toEqual(['w4', 'w5', 'n0', 'w6']);
+    expect(list(r)).toEqual(await truth());
+    expect(list(await narrow.append('bounds', [message('n1')]))).toEqual(await truth());
   });
 
   it('adding to a long session moves the new messages, not the history', async () => {
@@ -136,7 +140,7 @@ describe('RedisContextStore', () => {
     const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });
     for (let i = 0; i < 5; i++) await store.append('trim', [message(`t${i}`)]);
     const r = await store.get('trim');
-    expect(r?.messages.map((m) => m.id)).toEqual(['t2', 't3', 't4']);
+    expect(ids(r)).toEqual(['t2', 't3', 't4']);
     expect(r?.total).toBe(5);
     const ttl = await conn.client.pttl('unit:ctx:{trim}:m');
     expect(ttl).toBeGreaterThan(0);
@@ -155,7 +159,7 @@ describe('RedisContextStore', () => {
     now += 2_000;
     expect(await store.get('fake')).toBeUndefined();
     const again = await store.append('fake', [message('y')]);
-    expect(again.messages.map((m) => m.id)).toEqual(['y']);
+    expect(ids(again)).toEqual(['y']);
     expect(again.total).toBe(1);
   });
 });

@@ -15,7 +15,8 @@
  * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
-import type { ContextRecord, ContextStore, StoredMessage } from '../context-store.js';
+import type { ContextRecord, ContextStore, MessageList, StoredMessage } from '../context-store.js';
+import { extendWindow } from '../message-window.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { contextKeys, contextMetaPattern } from './keys.js';
@@ -87,11 +88,6 @@ export interface RedisContextStoreOptions {
 type AppendReply = [Buffer, Buffer, Buffer[], number, number];
 type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number, number];
 
-/** This store's records hold plain arrays, decoded from Redis's lists. */
-interface RedisContextRecord extends ContextRecord {
-  messages: readonly StoredMessage[];
-}
-
 /** What a caller holding `r` tells Redis (see SINCE). */
 function heldOf(r: ContextRecord | undefined): string {
   return r ? `${r.createdAt}:${r.total}:${r.messages.length}` : '';
@@ -102,7 +98,7 @@ export class RedisContextStore implements ContextStore {
   readonly #ttlMs: number;
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
-  readonly #cache = new LRUCache<string, RedisContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
+  readonly #cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -117,7 +113,7 @@ export class RedisContextStore implements ContextStore {
     return this.#fakeClock ? this.#fakeClock() : Date.now();
   }
 
-  async get(contextId: string): Promise<RedisContextRecord | undefined> {
+  async get(contextId: string): Promise<ContextRecord | undefined> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const cached = this.#cache.get(contextId);
     const reply = await this.#redis.run((c) =>
@@ -128,7 +124,7 @@ export class RedisContextStore implements ContextStore {
     }
     const [createdAt, updatedAt, total, list, tail, length] = reply;
     const messages = this.#messages(cached, list, tail, length);
-    let record: RedisContextRecord;
+    let record: ContextRecord;
     if (cached && messages === cached.messages && cached.updatedAt === Number(updatedAt.toString())) {
       record = cached; // unchanged: #messages kept the held list, so creation time and total are the same
     } else {
@@ -145,7 +141,7 @@ export class RedisContextStore implements ContextStore {
     return record;
   }
 
-  async append(contextId: string, messages: readonly StoredMessage[]): Promise<RedisContextRecord> {
+  async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
@@ -154,7 +150,7 @@ export class RedisContextStore implements ContextStore {
     const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), ...messages.map(encode)];
     const [createdAt, total, list, tail, length] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
-    const record: RedisContextRecord = {
+    const record: ContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
       updatedAt: now,
@@ -166,13 +162,12 @@ export class RedisContextStore implements ContextStore {
   }
 
   /** The record's messages from Redis's reply: the newest `length` of the held copy plus a tail, or a whole list. */
-  #messages(held: RedisContextRecord | undefined, list: Buffer[], tail: number, length: number): readonly StoredMessage[] {
+  #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): MessageList {
     const got = list.map((b) => decode<StoredMessage>(b));
     if (tail !== 1) return got;
     if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
     if (got.length === 0 && held.messages.length === length) return held.messages;
-    const all = got.length === 0 ? held.messages : [...held.messages, ...got];
-    return all.length > length ? all.slice(all.length - length) : all;
+    return extendWindow(held.messages, got, length);
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
