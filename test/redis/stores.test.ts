@@ -135,6 +135,19 @@ describe('RedisContextStore', () => {
     expect((await store.get('long'))?.messages).toHaveLength(320);
   });
 
+  it('holds copies only up to SENTIO_REDIS_CACHE_MESSAGES: a context past it moves whole, and stays exact', async () => {
+    const conn = await connection();
+    const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 1000, cachedMessages: 100 });
+    const long = (id: string) => message(id, `${id} `.repeat(200));
+    await store.append('big', Array.from({ length: 150 }, (_, k) => long(`h${k}`)));
+    const sent = async () => Number(/total_net_output_bytes:(\d+)/.exec(await conn.client.info('stats'))![1]);
+    const before = await sent();
+    const r = await store.append('big', [long('n')]);
+    expect((await sent()) - before).toBeGreaterThan(100_000); // the whole history, about 150 KB
+    expect(ids(r)).toEqual([...Array.from({ length: 150 }, (_, k) => `h${k}`), 'n']);
+    expect(list(await store.get('big'))).toEqual(list(r));
+  });
+
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });

@@ -71,12 +71,11 @@ local list, tail, llen = since(m[1], total, ARGV[1])
 return {m[1], m[2], total, list, tail, llen}
 `;
 
-/** Messages kept decoded across cached records (one process). */
-const CACHED_MESSAGES = 50_000;
-
 export interface RedisContextStoreOptions {
   ttlSeconds: number;
   maxMessagesPerContext: number;
+  /** Messages kept decoded across the records this process holds (SENTIO_REDIS_CACHE_MESSAGES; default 50,000). */
+  cachedMessages?: number | undefined;
   /**
    * An injected clock (tests). Redis's TTL runs on Redis's clock, which a fake clock cannot move, so with
    * one the store also treats a context whose last write is older than the TTL by this clock as gone.
@@ -98,13 +97,15 @@ export class RedisContextStore implements ContextStore {
   readonly #ttlMs: number;
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
-  readonly #cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
+  readonly #cache: LRUCache<string, ContextRecord>;
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
     this.#ttlMs = opts.ttlSeconds * 1000;
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
+    // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
+    this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? 50_000), sizeCalculation: (r) => r.messages.length + 1 });
     redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 2, lua: APPEND });
     redis.client.defineCommand('sentioContextRead', { numberOfKeys: 2, lua: READ });
   }
