@@ -8,7 +8,7 @@ import { randomFillSync } from 'node:crypto';
 const pool = Buffer.alloc(4096);
 let offset = pool.length;
 
-/** `bytes` random bytes (at most 64), as hex. */
+/** `bytes` random bytes (at most the pool's 4,096), as hex. */
 export function randomHex(bytes: number): string {
   if (offset + bytes > pool.length) {
     randomFillSync(pool);

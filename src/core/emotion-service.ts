@@ -136,8 +136,8 @@ export class EmotionService {
     const appended = after.total - (before?.total ?? 0);
     const evicted = prior.length + appended - after.messages.length;
     if (appended > after.messages.length || evicted < 0) return;
-    const sum = priorSum - discoverySum(prior, 0, evicted) + discoverySum(after.messages, after.messages.length - appended, after.messages.length);
-    this.#discoverySums.set(after.messages, sum);
+    const list = after.messages;
+    this.#discoverySums.set(list, priorSum - discoverySum(prior, 0, evicted) + discoverySum(list, list.length - appended, list.length));
   }
 
   async getState(contextId: string): Promise<ContextState> {
