@@ -34,8 +34,11 @@ const EnvSchema = z.object({
   SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
   /** A Redis command not answered within this fails with 503: fail fast rather than queue behind a dead server. */
   SENTIO_REDIS_TIMEOUT_MS: int(1_000, 10, 60_000),
-  /** Context messages each instance keeps decoded from Redis, so that it fetches only what changed. */
-  SENTIO_REDIS_CACHE_MESSAGES: int(50_000, 0),
+  /**
+   * Context messages kept decoded from the shared store (Redis, or the main thread for HTTP workers
+   * without Redis), so that a read or append fetches only what changed. docs/deployment.md
+   */
+  SENTIO_CONTEXT_CACHE_MESSAGES: int(50_000, 0),
   /** HTTP threads (uWS apps on worker threads sharing the port); 1 serves HTTP on the main thread. docs/deployment.md */
   SENTIO_HTTP_WORKERS: int(1, 1, 256),
   SENTIO_RATE_LIMIT_RPM: int(600, 1),
@@ -98,7 +101,7 @@ export interface Config {
   redisUrl: string | undefined;
   redisPrefix: string;
   redisTimeoutMs: number;
-  redisCacheMessages: number;
+  contextCacheMessages: number;
   httpWorkers: number;
   rateLimitRpm: number;
   logLevel: Env['SENTIO_LOG_LEVEL'];
@@ -176,7 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.SENTIO_REDIS_URL,
     redisPrefix: e.SENTIO_REDIS_PREFIX,
     redisTimeoutMs: e.SENTIO_REDIS_TIMEOUT_MS,
-    redisCacheMessages: e.SENTIO_REDIS_CACHE_MESSAGES,
+    contextCacheMessages: e.SENTIO_CONTEXT_CACHE_MESSAGES,
     httpWorkers: e.SENTIO_HTTP_WORKERS,
     rateLimitRpm: e.SENTIO_RATE_LIMIT_RPM,
     logLevel: e.SENTIO_LOG_LEVEL,

@@ -37,7 +37,7 @@ async function run(): Promise<void> {
   const post = (m: FromWorker) => control.postMessage(m);
   const rpc = new RpcClient(init.rpcPort, reviveError);
   const engine = new RemoteEngine(rpc, init.labels, init.engineDescription);
-  const stores = init.sharedBuckets ? remoteStores(rpc) : undefined;
+  const stores = init.sharedBuckets ? remoteStores(rpc, init.config.contextCacheMessages) : undefined;
   const rateLimits = init.sharedBuckets && stores ? new SharedMemoryRateLimitStore(init.sharedBuckets, stores.rateLimits) : undefined;
   const logger = createLogger(init.config.logLevel).child({ worker: init.index });
   let sentio: Sentio;

@@ -16,8 +16,6 @@ import type { RpcClient, RpcHandler } from './rpc.js';
 
 /** The main thread's answer to a read of a context the worker already holds at the same version. */
 const UNCHANGED = 'unchanged';
-/** Messages a worker keeps cached across its context records. */
-const CACHED_MESSAGES = 50_000;
 
 /** Changes with every append (total), and when an expired context is started afresh (createdAt). */
 function versionOf(r: ContextRecord): string {
@@ -49,10 +47,12 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
 }
 
 /** Worker thread: the main thread's stores behind the usual interfaces. */
-export function remoteStores(rpc: RpcClient): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
+export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
   // Records are immutable snapshots (a store never changes a list it handed out), so a cached one is
   // exact as long as its version matches the main thread's.
-  const cache = new LRUCache<string, ContextRecord>({ maxSize: CACHED_MESSAGES, sizeCalculation: (r) => r.messages.length + 1 });
+  // Messages a worker keeps across its context records (SENTIO_CONTEXT_CACHE_MESSAGES); a context whose
+  // record was dropped crosses from the main thread whole at its next read.
+  const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
   const contexts: ContextStore = {
     async get(id) {
       const cached = cache.get(id);

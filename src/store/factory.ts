@@ -25,7 +25,7 @@ export interface StateStores {
   close(): Promise<void>;
 }
 
-export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'redisCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages'>;
+export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'contextCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages'>;
 
 export interface OpenStoresOptions {
   logger?: Logger | undefined;
@@ -49,7 +49,7 @@ export async function openStores(config: StoreConfig, opts: OpenStoresOptions = 
     const contexts = opts.contexts ?? new RedisContextStore(redis, {
       ttlSeconds: config.contextTtlSeconds,
       maxMessagesPerContext: config.contextMaxMessages,
-      cachedMessages: config.redisCacheMessages,
+      cachedMessages: config.contextCacheMessages,
       now: opts.now,
     });
     return {

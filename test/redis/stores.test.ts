@@ -135,7 +135,7 @@ describe('RedisContextStore', () => {
     expect((await store.get('long'))?.messages).toHaveLength(320);
   });
 
-  it('holds copies only up to SENTIO_REDIS_CACHE_MESSAGES: a context past it moves whole, and stays exact', async () => {
+  it('holds copies only up to SENTIO_CONTEXT_CACHE_MESSAGES: a context past it moves whole, and stays exact', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 1000, cachedMessages: 100 });
     const long = (id: string) => message(id, `${id} `.repeat(200));

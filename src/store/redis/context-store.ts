@@ -74,7 +74,7 @@ return {m[1], m[2], total, list, tail, llen}
 export interface RedisContextStoreOptions {
   ttlSeconds: number;
   maxMessagesPerContext: number;
-  /** Messages kept decoded across the records this process holds (SENTIO_REDIS_CACHE_MESSAGES; default 50,000). */
+  /** Messages kept decoded across the records this process holds (SENTIO_CONTEXT_CACHE_MESSAGES; default 50,000). */
   cachedMessages?: number | undefined;
   /**
    * An injected clock (tests). Redis's TTL runs on Redis's clock, which a fake clock cannot move, so with
