@@ -2,40 +2,74 @@
  * In-process stores shared by HTTP worker threads when there is no Redis: the main thread holds the one
  * set of memory stores and serves them over each worker's port, so every worker sees the same contexts
  * and idempotency records (rate-limit buckets live in shared memory: shared-rate-limit.ts). Each call is
- * one message round trip to the main thread. A worker keeps the context records it has read and asks
- * the main thread only whether they are still current, so a read of an unchanged context costs the main
- * thread a lookup instead of copying the whole record. With Redis the workers talk to Redis themselves
- * and none of this is used.
+ * one message round trip to the main thread. A worker keeps the context records it has read and tells the
+ * main thread which copy it holds; a read or an append then carries only the messages appended since
+ * (none for an unchanged context), as with Redis, instead of a copy of the whole history. With Redis the
+ * workers talk to Redis themselves and none of this is used.
  */
 import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
 import type { ContextRecord, ContextStore, StoredMessage } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
+import { extendWindow } from '../store/message-window.js';
 import type { RpcClient, RpcHandler } from './rpc.js';
 
 /** The main thread's answer to a read of a context the worker already holds at the same version. */
 const UNCHANGED = 'unchanged';
 
-/** Changes with every append (total), and when an expired context is started afresh (createdAt). */
-function versionOf(r: ContextRecord): string {
-  return `${r.createdAt}:${r.updatedAt}:${r.total}`;
+/** What a worker tells the main thread of the copy of a context it holds. */
+interface Held {
+  createdAt: number;
+  updatedAt: number;
+  total: number;
+  length: number;
 }
 
-/** A record as it crosses to a worker: structured clone copies arrays, not the memory store's windows. */
-function cloneable(r: ContextRecord | undefined): ContextRecord | undefined {
-  return r && (Array.isArray(r.messages) ? r : { ...r, messages: [...r.messages] });
+/**
+ * A record as it crosses to a worker: the messages appended since the copy the worker holds (`since`,
+ * with the list's `length`), or, when that copy cannot rebuild it, every message (`messages`, an array:
+ * structured clone copies arrays, not the store's windows).
+ */
+type WireRecord = Omit<ContextRecord, 'messages'> & ({ messages: StoredMessage[] } | { since: StoredMessage[]; length: number });
+
+function heldOf(r: ContextRecord | undefined): Held | null {
+  return r ? { createdAt: r.createdAt, updatedAt: r.updatedAt, total: r.total, length: r.messages.length } : null;
+}
+
+/** Main thread: `r` for a worker holding `held` (see Redis's SINCE, src/store/redis/context-store.ts). */
+function toWire(r: ContextRecord, held: Held | null): WireRecord {
+  const meta = { id: r.id, createdAt: r.createdAt, updatedAt: r.updatedAt, total: r.total };
+  const n = r.messages.length;
+  const gap = held ? r.total - held.total : -1;
+  if (held && held.createdAt === r.createdAt && gap >= 0 && gap <= n && held.length + gap >= n) {
+    const since: StoredMessage[] = [];
+    for (let i = n - gap; i < n; i++) since.push(r.messages.at(i)!);
+    return { ...meta, since, length: n };
+  }
+  return { ...meta, messages: [...r.messages] };
+}
+
+/** Worker: the record from the main thread's answer and the copy that was named in the call. */
+function fromWire(w: WireRecord, held: ContextRecord | undefined): ContextRecord {
+  if ('messages' in w) return w;
+  if (!held) throw new Error('a context tail for a copy this worker does not hold. This is a bug.');
+  const { since, length, ...meta } = w;
+  return { ...meta, messages: extendWindow(held.messages, since, length) };
 }
 
 /** Main thread: serve `stores` to workers. */
 export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
   const value = (v: unknown) => ({ value: v });
   return {
-    'ctx.get': async ([id, known]) => {
+    'ctx.get': async ([id, held]) => {
       const record = await stores.contexts.get(id as string);
-      return value(record && known !== null && versionOf(record) === known ? UNCHANGED : cloneable(record));
+      const h = held as Held | null;
+      const unchanged = record && h && h.createdAt === record.createdAt && h.updatedAt === record.updatedAt && h.total === record.total;
+      return value(!record ? undefined : unchanged ? UNCHANGED : toWire(record, h));
     },
-    'ctx.append': async ([id, messages]) => value(cloneable(await stores.contexts.append(id as string, messages as StoredMessage[]))),
+    'ctx.append': async ([id, messages, held]) =>
+      value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[]), held as Held | null)),
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
@@ -48,22 +82,26 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
 
 /** Worker thread: the main thread's stores behind the usual interfaces. */
 export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
-  // Records are immutable snapshots (a store never changes a list it handed out), so a cached one is
-  // exact as long as its version matches the main thread's.
-  // Messages a worker keeps across its context records (SENTIO_CONTEXT_CACHE_MESSAGES); a context whose
-  // record was dropped crosses from the main thread whole at its next read.
+  // Records are immutable snapshots (a store never changes a list it handed out), so a held one plus the
+  // messages appended since is exact. Messages a worker keeps across its records: SENTIO_CONTEXT_CACHE_MESSAGES;
+  // a context whose record was dropped crosses whole at its next read or append.
   const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
   const contexts: ContextStore = {
     async get(id) {
-      const cached = cache.get(id);
-      const reply = await rpc.call<ContextRecord | typeof UNCHANGED | undefined>('ctx.get', [id, cached ? versionOf(cached) : null]);
-      if (reply === UNCHANGED && cached) return cached;
-      if (reply === undefined || reply === UNCHANGED) cache.delete(id);
-      else cache.set(id, reply);
-      return reply === UNCHANGED ? undefined : reply;
+      const held = cache.get(id);
+      const reply = await rpc.call<WireRecord | typeof UNCHANGED | undefined>('ctx.get', [id, heldOf(held)]);
+      if (reply === UNCHANGED && held) return held;
+      if (reply === undefined || reply === UNCHANGED) {
+        cache.delete(id);
+        return undefined;
+      }
+      const record = fromWire(reply, held);
+      cache.set(id, record);
+      return record;
     },
     async append(id, messages) {
-      const record = await rpc.call<ContextRecord>('ctx.append', [id, messages]);
+      const held = cache.get(id);
+      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held)]), held);
       cache.set(id, record);
       return record;
     },
