@@ -89,6 +89,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   const metrics = new Metrics({
     engine: () => opts.engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 },
     contexts: () => store.size(),
+    transferred: store.transferred?.bind(store),
   });
   const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
   let keyFile: FileKeyVerifier | undefined;

@@ -51,7 +51,11 @@ export class Metrics {
     labelNames: ['kind'] as const, registers: [this.registry],
   });
 
-  constructor(sources: { engine: () => EngineGauges; contexts: () => Promise<number> }) {
+  constructor(sources: {
+    engine: () => EngineGauges;
+    contexts: () => Promise<number>;
+    transferred?: (() => { since: number; whole: number }) | undefined;
+  }) {
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();
     new Gauge({
@@ -66,6 +70,20 @@ export class Metrics {
       name: 'sentio_contexts_stored', help: 'Contexts held by the context store', registers: [this.registry],
       async collect() { this.set(await sources.contexts().catch(() => 0)); },
     });
+    const transferred = sources.transferred;
+    if (transferred) {
+      new Counter({
+        name: 'sentio_context_messages_transferred_total',
+        help: 'Context messages received from the shared store (Redis, or the main thread for HTTP workers): "since" extends a copy held, "whole" is a whole history (a first read, or SENTIO_CONTEXT_CACHE_MESSAGES too small)',
+        labelNames: ['copy'] as const, registers: [this.registry],
+        collect() {
+          const t = transferred();
+          this.reset();
+          this.inc({ copy: 'since' }, t.since);
+          this.inc({ copy: 'whole' }, t.whole);
+        },
+      });
+    }
   }
 
   /**

@@ -51,8 +51,12 @@ function toWire(r: ContextRecord, held: Held | null): WireRecord {
 }
 
 /** Worker: the record from the main thread's answer and the copy that was named in the call. */
-function fromWire(w: WireRecord, held: ContextRecord | undefined): ContextRecord {
-  if ('messages' in w) return w;
+function fromWire(w: WireRecord, held: ContextRecord | undefined, transferred: { since: number; whole: number }): ContextRecord {
+  if ('messages' in w) {
+    transferred.whole += w.messages.length;
+    return w;
+  }
+  transferred.since += w.since.length;
   if (!held) throw new Error('a context tail for a copy this worker does not hold. This is a bug.');
   const { since, length, ...meta } = w;
   return { ...meta, messages: extendWindow(held.messages, since, length) };
@@ -86,6 +90,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { context
   // messages appended since is exact. Messages a worker keeps across its records: SENTIO_CONTEXT_CACHE_MESSAGES;
   // a context whose record was dropped crosses whole at its next read or append.
   const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
+  const transferred = { since: 0, whole: 0 };
   const contexts: ContextStore = {
     async get(id) {
       const held = cache.get(id);
@@ -95,17 +100,18 @@ export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { context
         cache.delete(id);
         return undefined;
       }
-      const record = fromWire(reply, held);
+      const record = fromWire(reply, held, transferred);
       cache.set(id, record);
       return record;
     },
     async append(id, messages) {
       const held = cache.get(id);
-      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held)]), held);
+      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held)]), held, transferred);
       cache.set(id, record);
       return record;
     },
     size: () => rpc.call<number>('ctx.size', []),
+    transferred: () => ({ ...transferred }),
     close: async () => {}, // the main thread owns and closes the stores
   };
   const rateLimits: RateLimitStore = {

@@ -52,6 +52,12 @@ export interface ContextStore {
   append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord>;
   /** Contexts currently held (metrics). */
   size(): Promise<number>;
+  /**
+   * Stores that keep copies of a shared store's contexts (Redis; the main thread's, for HTTP workers):
+   * messages received so far, as extensions of a copy held (`since`) or in whole histories (`whole`, when
+   * no held copy could be extended: a first read, or SENTIO_CONTEXT_CACHE_MESSAGES too small). Metrics.
+   */
+  transferred?(): { since: number; whole: number };
   close(): Promise<void>;
 }
 

@@ -29,6 +29,23 @@ describe('observability', () => {
     expect(text).toContain('sentio_llm_request_duration_seconds');
   });
 
+  it('counts context messages received from a shared store (with Redis; absent with the in-process store)', async () => {
+    const metrics = async () => (await fetch(`${s.base}/metrics`)).text();
+    if (process.env['SENTIO_TEST_STORE'] !== 'redis') {
+      expect(await metrics()).not.toContain('sentio_context_messages_transferred_total');
+      return;
+    }
+    const read = (text: string, copy: string) => Number(new RegExp(`^sentio_context_messages_transferred_total\\{copy="${copy}"\\} (\\S+)`, 'm').exec(text)?.[1]);
+    const before = await metrics();
+    for (const text of ['first words', 'second words', 'third words']) {
+      await s.post('/v2/emotions/m-transfer/analysis', { messages: [{ content: { text } }] });
+    }
+    const after = await metrics();
+    // Each analysis reads the context and appends to it; with its copy held, each carries only the new message.
+    expect(read(after, 'since') - read(before, 'since')).toBeGreaterThanOrEqual(2);
+    expect(read(after, 'whole') - read(before, 'whole')).toBeLessThanOrEqual(1);
+  });
+
   it('reports event-loop lag without the sampling interval of its monitor', async () => {
     const lag = async () => {
       const text = await (await fetch(`${s.base}/metrics`)).text();

@@ -146,6 +146,7 @@ describe('RedisContextStore', () => {
     expect((await sent()) - before).toBeGreaterThan(100_000); // the whole history, about 150 KB
     expect(ids(r)).toEqual([...Array.from({ length: 150 }, (_, k) => `h${k}`), 'n']);
     expect(list(await store.get('big'))).toEqual(list(r));
+    expect(store.transferred().whole).toBeGreaterThanOrEqual(150 + 151 + 151);
   });
 
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {

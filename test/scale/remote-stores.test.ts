@@ -62,6 +62,7 @@ describe('remote context stores (HTTP workers without Redis)', () => {
     expect(record.messages.at(-1)!.id).toBe('c');
     expect(await contexts.get('c')).toBe(record);
     expect(answers).toEqual(['whole 2', 'since 1', 'unchanged']);
+    expect(contexts.transferred!()).toEqual({ since: 1, whole: 2 });
   });
 
   it('two workers appending to one context each rebuild exactly the main thread\'s list', async () => {

@@ -98,6 +98,7 @@ export class RedisContextStore implements ContextStore {
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
   readonly #cache: LRUCache<string, ContextRecord>;
+  readonly #transferred = { since: 0, whole: 0 };
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -165,10 +166,15 @@ export class RedisContextStore implements ContextStore {
   /** The record's messages from Redis's reply: the newest `length` of the held copy plus a tail, or a whole list. */
   #messages(held: ContextRecord | undefined, list: Buffer[], tail: number, length: number): MessageList {
     const got = list.map((b) => decode<StoredMessage>(b));
+    this.#transferred[tail === 1 ? 'since' : 'whole'] += got.length;
     if (tail !== 1) return got;
     if (!held) throw new Error('redis: a tail for a context this process does not hold. This is a bug.');
     if (got.length === 0 && held.messages.length === length) return held.messages;
     return extendWindow(held.messages, got, length);
+  }
+
+  transferred(): { since: number; whole: number } {
+    return { ...this.#transferred };
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
