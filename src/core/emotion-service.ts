@@ -11,7 +11,7 @@ import { computeEq } from './eq.js';
 import type { Eq, EqParams } from './eq.js';
 import { aggregateState, baselineOf, discoveryReference, discoverySum, scoresOf, trendOf } from './trajectory.js';
 import type { Baseline, Trend } from './trajectory.js';
-import { findMessage } from '../store/context-store.js';
+import { appendedSince, findMessage } from '../store/context-store.js';
 import type { ContextRecord, ContextStore, MessageList, Role, StoredMessage } from '../store/context-store.js';
 
 /** The engine as the core sees it. */
@@ -126,17 +126,18 @@ export class EmotionService {
   }
 
   /**
-   * The sum for `after` from the one for `before`. A history only grows at its end and loses messages
-   * at its start, so `after` is `before` less its first few messages plus the messages appended since
-   * (this request's, and any that other requests appended in between), which are its last ones.
+   * The sum for `after` from the one for `before`: `after` is `before` less its first few messages plus
+   * the messages appended since (this request's, and any that other requests appended in between).
    */
   #seedDiscoverySum(before: ContextRecord | undefined, priorSum: number, after: ContextRecord): void {
     const prior = before?.messages ?? [];
-    if (before && before.createdAt !== after.createdAt) return; // the context expired and began again
-    const appended = after.total - (before?.total ?? 0);
-    const evicted = prior.length + appended - after.messages.length;
-    if (appended > after.messages.length || evicted < 0) return;
+    const held = before
+      ? { createdAt: before.createdAt, total: before.total, length: prior.length }
+      : { createdAt: after.createdAt, total: 0, length: 0 };
+    const appended = appendedSince(held, after);
+    if (appended === undefined) return; // the context began again, or more was appended than it keeps
     const list = after.messages;
+    const evicted = prior.length + appended - list.length;
     this.#discoverySums.set(list, priorSum - discoverySum(prior, 0, evicted) + discoverySum(list, list.length - appended, list.length));
   }
 

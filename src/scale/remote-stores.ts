@@ -10,7 +10,8 @@
 import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
-import type { ContextRecord, ContextStore, StoredMessage } from '../store/context-store.js';
+import { appendedSince } from '../store/context-store.js';
+import type { ContextRecord, ContextStore, CopyHeld, StoredMessage } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
 import { extendWindow } from '../store/message-window.js';
 import type { RpcClient, RpcHandler } from './rpc.js';
@@ -19,11 +20,8 @@ import type { RpcClient, RpcHandler } from './rpc.js';
 const UNCHANGED = 'unchanged';
 
 /** What a worker tells the main thread of the copy of a context it holds. */
-interface Held {
-  createdAt: number;
+interface Held extends CopyHeld {
   updatedAt: number;
-  total: number;
-  length: number;
 }
 
 /**
@@ -41,8 +39,8 @@ function heldOf(r: ContextRecord | undefined): Held | null {
 function toWire(r: ContextRecord, held: Held | null): WireRecord {
   const meta = { id: r.id, createdAt: r.createdAt, updatedAt: r.updatedAt, total: r.total };
   const n = r.messages.length;
-  const gap = held ? r.total - held.total : -1;
-  if (held && held.createdAt === r.createdAt && gap >= 0 && gap <= n && held.length + gap >= n) {
+  const gap = held ? appendedSince(held, r) : undefined;
+  if (gap !== undefined) {
     const since: StoredMessage[] = [];
     for (let i = n - gap; i < n; i++) since.push(r.messages.at(i)!);
     return { ...meta, since, length: n };

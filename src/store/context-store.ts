@@ -66,6 +66,25 @@ export class StoreUnavailableError extends Error {
   readonly code = 'STORE_UNAVAILABLE';
 }
 
+/** What a holder of a copy of a context knows of it. */
+export interface CopyHeld {
+  createdAt: number;
+  total: number;
+  length: number;
+}
+
+/**
+ * How many messages were appended to a context between a copy of it and `record`, when `record`'s list is
+ * that copy less some of its first messages plus those last ones (a list only grows at its end and loses
+ * messages at its start); undefined when it cannot be (another incarnation of the context, or a copy too
+ * far behind). The rule Redis's SINCE script applies too (redis/context-store.ts).
+ */
+export function appendedSince(held: CopyHeld, record: ContextRecord): number | undefined {
+  const gap = record.total - held.total;
+  const n = record.messages.length;
+  return held.createdAt === record.createdAt && gap >= 0 && gap <= n && held.length + gap >= n ? gap : undefined;
+}
+
 export function findMessage(record: ContextRecord, messageId: string): StoredMessage | undefined {
   const messages = record.messages;
   for (let i = messages.length - 1; i >= 0; i--) {
