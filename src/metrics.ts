@@ -5,6 +5,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestLogEntry } from './http/server.js';
+import type { Transferred } from './store/context-store.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 // The event-loop lag monitor samples on a timer; at prom-client's default 10 ms it woke an idle server
@@ -54,7 +55,7 @@ export class Metrics {
   constructor(sources: {
     engine: () => EngineGauges;
     contexts: () => Promise<number>;
-    transferred?: (() => { since: number; whole: number }) | undefined;
+    transferred?: (() => Transferred) | undefined;
   }) {
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();

@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
 import { appendedSince } from '../store/context-store.js';
-import type { ContextRecord, ContextStore, CopyHeld, StoredMessage } from '../store/context-store.js';
+import type { ContextRecord, ContextStore, CopyHeld, StoredMessage, Transferred } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
 import { extendWindow } from '../store/message-window.js';
 import type { RpcClient, RpcHandler } from './rpc.js';
@@ -49,7 +49,7 @@ function toWire(r: ContextRecord, held: Held | null): WireRecord {
 }
 
 /** Worker: the record from the main thread's answer and the copy that was named in the call. */
-function fromWire(w: WireRecord, held: ContextRecord | undefined, transferred: { since: number; whole: number }): ContextRecord {
+function fromWire(w: WireRecord, held: ContextRecord | undefined, transferred: Transferred): ContextRecord {
   if ('messages' in w) {
     transferred.whole += w.messages.length;
     return w;
@@ -88,7 +88,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { context
   // messages appended since is exact. Messages a worker keeps across its records: SENTIO_CONTEXT_CACHE_MESSAGES;
   // a context whose record was dropped crosses whole at its next read or append.
   const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
-  const transferred = { since: 0, whole: 0 };
+  const transferred: Transferred = { since: 0, whole: 0 };
   const contexts: ContextStore = {
     async get(id) {
       const held = cache.get(id);

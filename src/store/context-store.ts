@@ -46,6 +46,12 @@ export interface ContextRecord {
   messages: MessageList;
 }
 
+/** Context messages a store has received from a shared one, by how (ContextStore.transferred). */
+export interface Transferred {
+  since: number;
+  whole: number;
+}
+
 export interface ContextStore {
   get(contextId: string): Promise<ContextRecord | undefined>;
   /** Atomically append to the context (creating it if new) and return the updated record. */
@@ -57,7 +63,7 @@ export interface ContextStore {
    * messages received so far, as extensions of a copy held (`since`) or in whole histories (`whole`, when
    * no held copy could be extended: a first read, or SENTIO_CONTEXT_CACHE_MESSAGES too small). Metrics.
    */
-  transferred?(): { since: number; whole: number };
+  transferred?(): Transferred;
   close(): Promise<void>;
 }
 

@@ -15,7 +15,7 @@
  * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
-import type { ContextRecord, ContextStore, MessageList, StoredMessage } from '../context-store.js';
+import type { ContextRecord, ContextStore, MessageList, StoredMessage, Transferred } from '../context-store.js';
 import { extendWindow } from '../message-window.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
@@ -98,7 +98,7 @@ export class RedisContextStore implements ContextStore {
   readonly #maxMessages: number;
   readonly #fakeClock: (() => number) | undefined;
   readonly #cache: LRUCache<string, ContextRecord>;
-  readonly #transferred = { since: 0, whole: 0 };
+  readonly #transferred: Transferred = { since: 0, whole: 0 };
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -173,7 +173,7 @@ export class RedisContextStore implements ContextStore {
     return extendWindow(held.messages, got, length);
   }
 
-  transferred(): { since: number; whole: number } {
+  transferred(): Transferred {
     return { ...this.#transferred };
   }
 
