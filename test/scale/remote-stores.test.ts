@@ -12,13 +12,11 @@ import { remoteStores, storeHandlers } from '../../src/scale/remote-stores.js';
 import { reviveError } from '../../src/scale/remote-engine.js';
 import { RpcClient, serveRpc } from '../../src/scale/rpc.js';
 import type { RpcHandler } from '../../src/scale/rpc.js';
-import type { ContextRecord, ContextStore, StoredMessage } from '../../src/store/context-store.js';
+import type { ContextRecord, ContextStore } from '../../src/store/context-store.js';
 import { MemoryContextStore } from '../../src/store/memory-store.js';
+import { storedMessage } from '../helpers/stored-message.js';
 
-const message = (id: string) => ({
-  id, role: 'user', text: `text of ${id}`, raw: [1, 0, 0, 0, 0, 0], sub: new Array<number>(28).fill(0),
-  valence: 0, arousal: 0, tokens: 3, eq: {} as StoredMessage['eq'], at: 0,
-}) as StoredMessage;
+const message = storedMessage;
 
 const channels: MessageChannel[] = [];
 afterEach(() => { for (const c of channels.splice(0)) { c.port1.close(); c.port2.close(); } });

@@ -5,13 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
 import { MemoryContextStore } from '../../src/store/memory-store.js';
+import { storedMessage } from '../helpers/stored-message.js';
 
-function message(id: string): StoredMessage {
-  return {
-    id, role: 'user', text: `text of ${id}`, raw: [1, 0, 0, 0, 0, 0], sub: new Array<number>(28).fill(0),
-    valence: 0, arousal: 0, tokens: 3, eq: {} as StoredMessage['eq'], at: 0,
-  };
-}
+const message = storedMessage;
 
 describe('MemoryContextStore', () => {
   it('keeps the newest messages in order, and a record handed out never changes as appends evict and compact', async () => {
