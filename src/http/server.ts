@@ -198,7 +198,7 @@ export class HttpServer {
     const err = allowed
       ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
       : new AppError('route_not_found', `no route for ${method} ${path}`);
-    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, {}, false);
+    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId);
     this.#opts.onRequestDone?.({
       request_id: requestId, key_id: undefined, method, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,
@@ -255,7 +255,7 @@ export class HttpServer {
       state.responded = true;
       const body = JSON.stringify(toErrorBody(err, ctx.requestId));
       const headers = { ...ctx.replyHeaders, ...err.headers };
-      res.cork(() => writeJson(res, err.status, body, ctx.requestId, headers, closeConnection || this.#draining, undefined, ctx.inferenceMs));
+      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { headers, closeConnection: closeConnection || this.#draining, inferenceMs: ctx.inferenceMs }));
     };
 
     const run = async (): Promise<void> => {
@@ -309,7 +309,9 @@ export class HttpServer {
       const json = reply.rawBody ?? JSON.stringify(reply.body);
       const replyHeaders = { ...ctx.replyHeaders, ...reply.headers };
       // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
-      res.cork(() => writeJson(res, reply.status, json, ctx.requestId, replyHeaders, this.#draining, reply.contentType, ctx.inferenceMs));
+      res.cork(() => writeJson(res, reply.status, json, ctx.requestId, {
+        headers: replyHeaders, closeConnection: this.#draining, contentType: reply.contentType, inferenceMs: ctx.inferenceMs,
+      }));
     };
 
     run()
@@ -343,10 +345,17 @@ export class HttpServer {
  * without that header; the same with a constant value, so the object spread, not the string, did it:
  * `--trace-gc-nvp`, docs/deployment.md#memory).
  */
-function writeJson(
-  res: HttpResponse, status: number, body: string, requestId: string,
-  headers: Record<string, string>, closeConnection: boolean, contentType = 'application/json', inferenceMs = 0,
-): void {
+interface WriteOptions {
+  headers?: Record<string, string>;
+  /** Close the connection after this reply (a draining server, a request whose body could not be read). */
+  closeConnection?: boolean;
+  contentType?: string | undefined;
+  /** Sent as x-inference-time when the request ran the model. */
+  inferenceMs?: number;
+}
+
+function writeJson(res: HttpResponse, status: number, body: string, requestId: string, options: WriteOptions = {}): void {
+  const { headers = {}, closeConnection = false, contentType = 'application/json', inferenceMs = 0 } = options;
   res.writeStatus(statusLine(status));
   res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
