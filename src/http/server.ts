@@ -338,13 +338,6 @@ export class HttpServer {
   }
 }
 
-/**
- * `inferenceMs` > 0 adds x-inference-time. It is written here rather than merged into `headers` as a
- * `{ 'x-inference-time': … }` spread first into the reply's headers: built that way, under V2 load, about
- * 300 bytes of every request outlived two young-generation collections into the old generation (none
- * without that header; the same with a constant value, so the object spread, not the string, did it:
- * `--trace-gc-nvp`, docs/deployment.md#memory).
- */
 interface WriteOptions {
   headers?: Record<string, string>;
   /** Close the connection after this reply (a draining server, a request whose body could not be read). */
@@ -354,6 +347,13 @@ interface WriteOptions {
   inferenceMs?: number;
 }
 
+/**
+ * `inferenceMs` > 0 adds x-inference-time. It is written here rather than merged into `headers` as a
+ * `{ 'x-inference-time': … }` spread first into the reply's headers: built that way, under V2 load, about
+ * 300 bytes of every request outlived two young-generation collections into the old generation (none
+ * without that header; the same with a constant value, so the object spread, not the string, did it:
+ * `--trace-gc-nvp`, docs/deployment.md#memory).
+ */
 function writeJson(res: HttpResponse, status: number, body: string, requestId: string, options: WriteOptions = {}): void {
   const { headers = {}, closeConnection = false, contentType = 'application/json', inferenceMs = 0 } = options;
   res.writeStatus(statusLine(status));
