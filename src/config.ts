@@ -3,6 +3,7 @@
  * the README's configuration table; `SENTIO_` is the only prefix read.
  */
 import { z } from 'zod';
+import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
 
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
@@ -38,7 +39,7 @@ const EnvSchema = z.object({
    * Context messages kept decoded from the shared store (Redis, or the main thread for HTTP workers
    * without Redis), so that a read or append fetches only what changed. docs/deployment.md
    */
-  SENTIO_CONTEXT_CACHE_MESSAGES: int(50_000, 0),
+  SENTIO_CONTEXT_CACHE_MESSAGES: int(DEFAULT_CACHED_MESSAGES, 0),
   /** HTTP threads (uWS apps on worker threads sharing the port); 1 serves HTTP on the main thread. docs/deployment.md */
   SENTIO_HTTP_WORKERS: int(1, 1, 256),
   SENTIO_RATE_LIMIT_RPM: int(600, 1),

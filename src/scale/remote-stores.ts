@@ -83,7 +83,7 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
 }
 
 /** Worker thread: the main thread's stores behind the usual interfaces. */
-export function remoteStores(rpc: RpcClient, cachedMessages = 50_000): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
+export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts: ContextStore; rateLimits: RateLimitStore; idempotency: IdempotencyStore } {
   // Records are immutable snapshots (a store never changes a list it handed out), so a held one plus the
   // messages appended since is exact. Messages a worker keeps across its records: SENTIO_CONTEXT_CACHE_MESSAGES;
   // a context whose record was dropped crosses whole at its next read or append.

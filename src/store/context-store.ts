@@ -72,6 +72,9 @@ export class StoreUnavailableError extends Error {
   readonly code = 'STORE_UNAVAILABLE';
 }
 
+/** Messages a process keeps decoded across its copies of a shared store's contexts (SENTIO_CONTEXT_CACHE_MESSAGES). */
+export const DEFAULT_CACHED_MESSAGES = 50_000;
+
 /** What a holder of a copy of a context knows of it. */
 export interface CopyHeld {
   createdAt: number;

@@ -15,6 +15,7 @@
  * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
+import { DEFAULT_CACHED_MESSAGES } from '../context-store.js';
 import type { ContextRecord, ContextStore, MessageList, StoredMessage, Transferred } from '../context-store.js';
 import { extendWindow } from '../message-window.js';
 import { decode, encode } from './codec.js';
@@ -74,7 +75,7 @@ return {m[1], m[2], total, list, tail, llen}
 export interface RedisContextStoreOptions {
   ttlSeconds: number;
   maxMessagesPerContext: number;
-  /** Messages kept decoded across the records this process holds (SENTIO_CONTEXT_CACHE_MESSAGES; default 50,000). */
+  /** Messages kept decoded across the records this process holds (SENTIO_CONTEXT_CACHE_MESSAGES; default DEFAULT_CACHED_MESSAGES). */
   cachedMessages?: number | undefined;
   /**
    * An injected clock (tests). Redis's TTL runs on Redis's clock, which a fake clock cannot move, so with
@@ -106,7 +107,7 @@ export class RedisContextStore implements ContextStore {
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
     // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
-    this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? 50_000), sizeCalculation: (r) => r.messages.length + 1 });
+    this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? DEFAULT_CACHED_MESSAGES), sizeCalculation: (r) => r.messages.length + 1 });
     redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 2, lua: APPEND });
     redis.client.defineCommand('sentioContextRead', { numberOfKeys: 2, lua: READ });
   }
