@@ -153,7 +153,8 @@ class ChatTurn {
       const smoothed = blend(scores, state, this.req.smoothing);
       reported = { text: this.#userText, scores: smoothed, eq: computeEq(smoothed, this.req.eq, baselineDiscovery) };
     }
-    const priorUser = [...(prior ?? [])].filter((m) => m.role === 'user');
+    const priorUser: StoredMessage[] = [];
+    for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
     const mode = decideMode({
       text: this.#userText,
