@@ -12,6 +12,16 @@ afterEach(async () => {
   server = undefined;
 });
 
+/**
+ * Runs `fn` once `ms` have passed by the wall clock. setTimeout alone may fire early by up to a
+ * millisecond: libuv starts a timer from the loop's cached time, which can be older than the call.
+ */
+function answerAfter(ms: number, fn: () => void): void {
+  const due = performance.now() + ms;
+  const check = () => (performance.now() >= due ? fn() : setTimeout(check, 1));
+  setTimeout(check, ms);
+}
+
 /** A server answering every request after `delayMs`, with a body so that framing is exercised (chunked:
  * without content-length, which the generator does not read). */
 async function slowServer(delayMs: number, chunked = false): Promise<{ port: number; bodies: string[] }> {
@@ -23,7 +33,7 @@ async function slowServer(delayMs: number, chunked = false): Promise<{ port: num
       bodies.push(body);
       const reply = JSON.stringify({ ok: true, echo: body });
       const headers = { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': Buffer.byteLength(reply) }) };
-      setTimeout(() => res.writeHead(req.url === '/missing' ? 404 : 200, headers).end(reply), delayMs);
+      answerAfter(delayMs, () => res.writeHead(req.url === '/missing' ? 404 : 200, headers).end(reply));
     });
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
