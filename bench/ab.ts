@@ -18,7 +18,7 @@ import { runLoad } from './lib/autocannon.js';
 import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
-import { percentile } from './lib/stats.js';
+import { median } from './lib/stats.js';
 import { machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
@@ -68,7 +68,6 @@ async function turn(child: Child, durationS: number): Promise<Turn> {
   };
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)!;
 
 async function main(): Promise<void> {
   const children: Child[] = [];

@@ -26,6 +26,7 @@ import autocannon from 'autocannon';
 import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
+import { median } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -64,11 +65,6 @@ function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function server(workers: number, redisUrl: string | undefined): Promise<Child> {
   return startChild('dist/src/main.js', [], {

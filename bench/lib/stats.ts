@@ -5,6 +5,13 @@ export function percentile(sorted: readonly number[], p: number): number | undef
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** The median of `xs` (any order): the middle value, or the mean of the middle two; NaN when empty. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
 export function round(x: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
