@@ -8,7 +8,10 @@
  * machine's speed drifts by a quarter within minutes, so a change worth a few percent only shows in
  * ratios taken close together: each round's requests/s is divided by the first entry's in the same
  * round, and the median of those ratios is printed, with each round's, the machine's idle share and the
- * server's CPU per request. Example: npm run bench:ab -- '[{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
+ * server's CPU per request. Each entry is one server process for the whole comparison, so what differs
+ * between two processes is not averaged out by the rounds: the same settings listed twice (an A/A
+ * control) measured x0.988-x1.017 in four comparisons on 2026-11-25, so a change under about 2% needs
+ * such a control beside it. Example: npm run bench:ab -- '[{},{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
  * An entry's "_script" runs another build instead of dist/src/main.js (a copy of dist/ made before a code
  * change, kept inside the project so that it finds node_modules): '[{"_script":"dist-before/src/main.js"},{}]'
  */
