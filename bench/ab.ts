@@ -71,7 +71,6 @@ async function turn(child: Child, durationS: number): Promise<Turn> {
   };
 }
 
-
 async function main(): Promise<void> {
   const children: Child[] = [];
   try {
