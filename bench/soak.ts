@@ -24,12 +24,25 @@ async function main(): Promise<void> {
   }, '"sentio listening"');
   // Each request picks one of four kinds in turn; paths and bodies vary.
   let n = 0;
+  // The ids of the last 64 context writes that were answered 200. A write still out when a window ends is
+  // cut off with its connection and never stored, so a GET must not assume that every id sent exists.
+  const written: string[] = [];
   const mix = [
     { method: 'POST' as const, path: () => '/v2/emotions/analysis', body: () => JSON.stringify({ messages: [{ content: { text: nextText() } }] }) },
-    { method: 'POST' as const, path: () => `/v2/emotions/soak-${++n % 5000}/analysis`, body: () => JSON.stringify({ messages: [{ externalId: `m${n}`, content: { text: nextText() } }] }) },
+    {
+      method: 'POST' as const,
+      path: () => `/v2/emotions/soak-${++n % 5000}/analysis`,
+      body: () => JSON.stringify({ messages: [{ externalId: `m${n}`, content: { text: nextText() } }] }),
+      onAnswered: (status: number, path: string) => {
+        if (status !== 200) return;
+        written.push(path.split('/')[3]!);
+        if (written.length > 64) written.shift();
+      },
+    },
     { method: 'POST' as const, path: () => '/v2/emotions/batch-analysis', body: () => JSON.stringify({ messages: Array.from({ length: 8 }, () => ({ content: { text: nextText() } })) }) },
-    // A context written at least 64 requests ago, so it exists.
-    { method: 'GET' as const, path: () => `/v1/emotions/soak-${Math.max(1, n - 64) % 5000}` },
+    // The oldest of those 64, well within the store's bound (SENTIO_CONTEXT_MAX), so it exists: a 404 is a
+    // lost write. A connection's own write was answered before its GET, so `written` is never empty here.
+    { method: 'GET' as const, path: () => `/v1/emotions/${written[0]}` },
   ];
   const windows: Array<{ t: number; rps: number; p50: number; p99: number; rssMb: number; errors: number }> = [];
   const started = Date.now();

@@ -32,7 +32,13 @@ export interface LoadSpec {
   body?: () => string;
   path: string | (() => string);
   /** A mixed workload: each connection cycles through these (overrides method, path and body). */
-  mix?: Array<{ method: 'GET' | 'POST'; path: () => string; body?: () => string }>;
+  mix?: Array<{
+    method: 'GET' | 'POST';
+    path: () => string;
+    body?: () => string;
+    /** Told each answer's status and the path it answered (with buildEachRequest only). */
+    onAnswered?: (status: number, path: string) => void;
+  }>;
   textsPerRequest?: number;
   /** Requests/s offered, spread evenly (bench/lib/paced.ts says why not autocannon's own rate limit). */
   overallRate?: number;
@@ -55,6 +61,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       ...(spec.textsPerRequest ? { textsPerRequest: spec.textsPerRequest } : {}),
     });
   }
+  if (!spec.buildEachRequest && entries.some((e) => 'onAnswered' in e)) throw new Error('onAnswered needs buildEachRequest');
   // Every connection gets its own requests, built before the run: autocannon then sends stored bytes. A
   // setupRequest callback made it rebuild each request, which cost the shared CPU about half as much
   // again per request as the prebuilt bytes do.
@@ -73,7 +80,15 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           method: r.method,
           headers,
           // autocannon sizes each entry's request once; varying only path and body keeps lengths right.
-          setupRequest: (req: autocannon.Request) => ({ ...req, ...varying(r) }),
+          // Its context is the connection's, which has one request out at a time: the answer is to `sent`.
+          setupRequest: (req: autocannon.Request, context: { sent?: string }) => {
+            const v = varying(r);
+            context.sent = v.path;
+            return { ...req, ...v };
+          },
+          ...('onAnswered' in r && r.onAnswered
+            ? { onResponse: (status: number, _body: string, context: { sent?: string }) => r.onAnswered!(status, context.sent!) }
+            : {}),
         })),
       }
       // autocannon copies the options into every connection: the shared list stays one request long
