@@ -12,6 +12,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import { AppError } from '../errors.js';
 import { SseParser } from './sse-parser.js';
 import type { UpstreamChunk, UpstreamCompletion } from './types.js';
@@ -41,8 +42,10 @@ export interface UpstreamStream extends AsyncIterable<UpstreamChunk> {
 
 /** Bytes of an upstream error body kept for the message. */
 const ERROR_BODY_LIMIT = 16_384;
-/** Bytes of a non-streaming completion accepted (a runaway upstream must not exhaust memory). */
+/** Bytes of a completion accepted, streamed or not (a runaway upstream must not exhaust memory). */
 const COMPLETION_BODY_LIMIT = 32 * 1_048_576;
+/** Characters of one stream event: a chat chunk is a few hundred; a whole tool call's arguments in one can be large. */
+const STREAM_EVENT_LIMIT = 4 * 1_048_576;
 
 export class LlmClient {
   readonly #url: URL;
@@ -82,7 +85,7 @@ export class LlmClient {
         throw new AppError('upstream_error', 'the upstream LLM sent a completion that is not JSON');
       }
       if (!isCompletion(parsed)) {
-        throw new AppError('upstream_error', 'the upstream LLM sent a completion without choices');
+        throw new AppError('upstream_error', 'the upstream LLM sent a completion without well-formed choices');
       }
       return parsed;
     } catch (err) {
@@ -107,7 +110,10 @@ export class LlmClient {
     }
     call.idle(); // from here on the timeout is an idle gap between chunks
     const iterate = async function* (): AsyncGenerator<UpstreamChunk> {
-      const parser = new SseParser();
+      const parser = new SseParser(STREAM_EVENT_LIMIT);
+      // A character may be split across two pieces: decoding each piece alone would turn it into U+FFFD.
+      const decoder = new StringDecoder('utf8');
+      let received = 0;
       let finished = false;
       try {
         // Not destroyed when left at [DONE]: the rest of the body is drained below, and the socket goes
@@ -115,7 +121,11 @@ export class LlmClient {
         const pieces = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
         for await (const piece of pieces) {
           call.idle();
-          for (const data of parser.push(piece.toString('utf8'))) {
+          received += piece.length;
+          if (received > COMPLETION_BODY_LIMIT) {
+            throw new AppError('upstream_error', `the upstream LLM streamed more than ${COMPLETION_BODY_LIMIT} bytes`);
+          }
+          for (const data of parser.push(decoder.write(piece))) {
             if (data === '[DONE]') {
               finished = true;
               return;
@@ -127,7 +137,7 @@ export class LlmClient {
             call.idle();
           }
         }
-        for (const data of parser.end()) {
+        for (const data of [...parser.push(decoder.end()), ...parser.end()]) {
           if (data === '[DONE]') {
             finished = true;
             return;
@@ -176,6 +186,8 @@ class UpstreamCall {
   readonly #timeoutMs: number;
   #timer: NodeJS.Timeout | undefined;
   #failure: Failure | undefined;
+  /** done() was called: the request is over, and its socket may already serve another call from the pool. */
+  #ended = false;
   readonly #onAbort = () => this.abort();
 
   constructor(req: http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
@@ -183,7 +195,8 @@ class UpstreamCall {
     this.#signal = signal;
     this.#timeoutMs = timeoutMs;
     this.response = new Promise<IncomingMessage>((resolve, reject) => {
-      req.once('error', reject);
+      // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
+      req.on('error', reject);
       req.once('response', (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) {
@@ -222,6 +235,7 @@ class UpstreamCall {
   }
 
   done(): void {
+    this.#ended = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#signal.removeEventListener('abort', this.#onAbort);
@@ -245,7 +259,8 @@ class UpstreamCall {
   }
 
   #fail(reason: Failure): void {
-    if (this.#failure) return;
+    // After done() there is nothing to stop; destroying the request then would destroy a pooled socket.
+    if (this.#failure || this.#ended) return;
     this.#failure = reason;
     this.done();
     this.#req.destroy(new Error(reason));
@@ -330,10 +345,24 @@ function parseChunk(data: string): UpstreamChunk {
     const m = upstreamMessage(data);
     throw new AppError('upstream_error', `the upstream LLM failed mid-stream${m ? `: ${m}` : ''}`);
   }
+  const choices = (parsed as { choices?: unknown }).choices;
+  if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {
+    throw new AppError('upstream_error', 'the upstream LLM sent a stream event whose choices are malformed');
+  }
   return parsed as UpstreamChunk;
 }
 
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A choice is an object, and its message (or delta), when present, is one too: what Sentio reads of it. */
+function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
+  return isObject(c) && (c[body] === undefined || c[body] === null || isObject(c[body]));
+}
+
 function isCompletion(v: unknown): v is UpstreamCompletion {
-  return v !== null && typeof v === 'object' && Array.isArray((v as { choices?: unknown }).choices)
-    && (v as { choices: unknown[] }).choices.length > 0;
+  if (!isObject(v)) return false;
+  const choices = v['choices'];
+  return Array.isArray(choices) && choices.length > 0 && choices.every((c) => isChoice(c, 'message'));
 }

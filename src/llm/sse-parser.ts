@@ -2,33 +2,58 @@
  * An incremental server-sent-events parser for upstream streams: text in (any chunking), the `data`
  * payload of each complete event out. Comments (`:`), `event:`, `id:` and `retry:` lines are skipped;
  * several `data:` lines of one event are joined with "\n" as the SSE specification says.
+ *
+ * Work is linear in the text pushed (a line that arrives in many pieces is searched piece by piece and
+ * joined once), and an event, or a line not yet ended, may hold at most `maxEventChars` characters: an
+ * upstream that never ends a line or an event gets an error, not the process's memory.
  */
+import { AppError } from '../errors.js';
+
 export class SseParser {
-  #buffer = '';
+  readonly #maxEventChars: number;
+  /** Pieces of the line not yet ended. */
+  #partial: string[] = [];
+  #partialChars = 0;
   #data: string[] = [];
+  #dataChars = 0;
+
+  constructor(maxEventChars = Number.POSITIVE_INFINITY) {
+    this.#maxEventChars = maxEventChars;
+  }
 
   /** Feed text; returns the data of every event completed by it. */
   push(text: string): string[] {
-    this.#buffer += text;
     const out: string[] = [];
     let start = 0;
     for (;;) {
-      const nl = this.#buffer.indexOf('\n', start);
+      const nl = text.indexOf('\n', start);
       if (nl < 0) break;
-      let line = this.#buffer.slice(start, nl);
+      let line = text.slice(start, nl);
       start = nl + 1;
+      if (this.#partial.length) {
+        this.#partial.push(line);
+        line = this.#partial.join('');
+        this.#partial = [];
+        this.#partialChars = 0;
+      }
       if (line.endsWith('\r')) line = line.slice(0, -1);
       this.#line(line, out);
     }
-    this.#buffer = start === 0 ? this.#buffer : this.#buffer.slice(start);
+    if (start < text.length) {
+      const rest = start === 0 ? text : text.slice(start);
+      this.#partial.push(rest);
+      this.#partialChars += rest.length;
+      this.#check();
+    }
     return out;
   }
 
   /** The stream ended: flush an event that was not followed by a blank line. */
   end(): string[] {
     const out: string[] = [];
-    if (this.#buffer) this.#line(this.#buffer.replace(/\r$/, ''), out);
-    this.#buffer = '';
+    if (this.#partial.length) this.#line(this.#partial.join('').replace(/\r$/, ''), out);
+    this.#partial = [];
+    this.#partialChars = 0;
     this.#line('', out);
     return out;
   }
@@ -37,11 +62,21 @@ export class SseParser {
     if (line === '') {
       if (this.#data.length) out.push(this.#data.join('\n'));
       this.#data = [];
+      this.#dataChars = 0;
       return;
     }
     if (line.startsWith('data:')) {
-      this.#data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+      const data = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+      this.#data.push(data);
+      this.#dataChars += data.length + 1;
+      this.#check();
     }
     // other fields and comments carry nothing a chat stream needs
+  }
+
+  #check(): void {
+    if (this.#partialChars + this.#dataChars > this.#maxEventChars) {
+      throw new AppError('upstream_error', `the upstream LLM sent a stream event over ${this.#maxEventChars} characters`);
+    }
   }
 }

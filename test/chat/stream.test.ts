@@ -256,3 +256,72 @@ describe('streaming failures', () => {
     expect(state.trajectory.baseline.messageCount).toBe(2);
   });
 });
+
+describe('malformed upstream streams', () => {
+  const sse = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (choices: unknown) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices });
+
+  /** The server still answers, some time after the stream (a late socket error used to end the process). */
+  async function stillServing(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await fetch(`${s.base}/healthz`)).status).toBe(200);
+    const { events } = await streamChat(V2, body([user('still there?')]));
+    expect(events.some((e) => e.json?.emotions)).toBe(true);
+  }
+
+  it('[DONE] without a finish_reason → an error event, and the server keeps serving', async () => {
+    llm.enqueue({ kind: 'raw', pieces: [chunk([{ index: 0, delta: { content: 'hi there' } }]), 'data: [DONE]\n\n'] });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    await stillServing();
+  });
+
+  it('choices that are not an array of objects → upstream_error, in-band or as a 502', async () => {
+    for (const bad of [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }]]) {
+      llm.enqueue({ kind: 'raw', pieces: [chunk(bad), 'data: [DONE]\n\n'] });
+      const { events } = await streamChat(V2, body([user('hi')]));
+      expect(events.at(-2)!.json!.error, JSON.stringify(bad)).toMatchObject({ code: 'upstream_error' });
+      expect(events.at(-1)!.data).toBe('[DONE]');
+    }
+    for (const bad of [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }]]) {
+      llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: bad })] });
+      const res = await s.post(V2, body([user('hi')], { stream: false }));
+      expect(res.status, JSON.stringify(bad)).toBe(502);
+      expect(((await res.json()) as Record<string, any>).error.code).toBe('upstream_error');
+    }
+    await stillServing();
+  });
+
+  it('a character split across two reads of the upstream body arrives whole, and is scored whole', async () => {
+    const text = 'I love this café so much 😀';
+    const bytes = Buffer.from(chunk([{ index: 0, delta: { content: text }, finish_reason: 'stop' }]));
+    const cut = bytes.indexOf(Buffer.from('é')) + 1; // between the two bytes of é
+    llm.enqueue({ kind: 'raw', pieces: [bytes.subarray(0, cut), bytes.subarray(cut), 'data: [DONE]\n\n'], gapMs: 30 });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events[0]!.json!.choices[0].delta.content).toBe(text);
+    // The reply's scores are those of the whole text, which differ from those of the text decoded in pieces.
+    const scored = async (t: string) => ((await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text: t } }] })).json()) as Record<string, any>).emotions._default.raw;
+    const [whole, broken] = [await scored(text), await scored(text.replace('é', '\uFFFD\uFFFD'))];
+    expect(broken).not.toEqual(whole);
+    expect(events.at(-2)!.json!.emotions.assistant.raw).toEqual(whole);
+  });
+
+  it('an event that never ends, or a stream past 32 MiB, is cut off with upstream_error', async () => {
+    const kib64 = 'x'.repeat(65_536);
+    // One data line of 8 MiB that never ends: refused at 4 Mi characters, long before its end.
+    llm.enqueue({ kind: 'raw', pieces: { count: 128, piece: (i) => (i === 0 ? `data: ${kib64}` : kib64) } });
+    let { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });
+    expect(events.at(-2)!.json!.error.message).toMatch(/stream event over/);
+    await llm.settled(llm.last!);
+    expect(llm.last!.closedEarly).toBe(true);
+    // Well-formed events, 33 MiB of them: refused at 32 MiB.
+    const event = chunk([{ index: 0, delta: { content: kib64 } }]);
+    llm.enqueue({ kind: 'raw', pieces: { count: Math.ceil((33 * 1_048_576) / event.length), piece: () => event } });
+    ({ events } = await streamChat(V2, body([user('hi')])));
+    expect(events.at(-2)!.json!.error.message).toMatch(/streamed more than/);
+    expect(events.length).toBeGreaterThan(400);
+    await stillServing();
+  });
+});

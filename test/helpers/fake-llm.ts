@@ -37,7 +37,12 @@ export type Behavior =
   /** Streaming: send this many content chunks, then an in-band error event. */
   | { kind: 'error-event'; afterChunks: number }
   /** Streaming: send the whole reply but end the body without finish_reason or [DONE]. */
-  | { kind: 'truncated' };
+  | { kind: 'truncated' }
+  /**
+   * A 200 whose body is these pieces, each its own write, `gapMs` apart (so that they arrive as separate
+   * reads): malformed or oddly split bodies. A function is called per piece index (bodies too large to hold).
+   */
+  | { kind: 'raw'; contentType?: string; pieces: ReadonlyArray<string | Buffer> | { count: number; piece: (i: number) => string | Buffer }; gapMs?: number };
 
 export interface Received {
   path: string;
@@ -185,10 +190,25 @@ export class FakeLlm {
       case 'truncated':
         void this.#stream(res, rec, model, body, { kind: 'reply', content: DEFAULT_REPLY }, { truncated: true });
         return;
+      case 'raw':
+        void this.#raw(res, b);
+        return;
       case 'reply':
         if (stream) void this.#stream(res, rec, model, body, b, {});
         else void this.#json(res, model, body, b);
     }
+  }
+
+  async #raw(res: http.ServerResponse, b: Extract<Behavior, { kind: 'raw' }>): Promise<void> {
+    res.writeHead(200, { 'content-type': b.contentType ?? 'text/event-stream' });
+    res.socket?.setNoDelay(true);
+    const count = 'count' in b.pieces ? b.pieces.count : b.pieces.length;
+    for (let i = 0; i < count && !res.destroyed; i++) {
+      const piece = 'count' in b.pieces ? b.pieces.piece(i) : b.pieces[i]!;
+      if (!res.write(piece)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (b.gapMs) await sleep(b.gapMs);
+    }
+    if (!res.destroyed) res.end();
   }
 
   async #json(res: http.ServerResponse, model: string, body: Received['body'], b: Extract<Behavior, { kind: 'reply' }>): Promise<void> {

@@ -115,8 +115,8 @@ class ChatTurn {
     const replyText = typeof message.content === 'string' ? message.content : '';
     const usage = completion.usage ?? undefined;
     const tail = await this.#finish(await analysis, replyText, {
-      prompt_tokens: usage?.prompt_tokens ?? estimatePromptTokens(messages, this.req.tools),
-      completion_tokens: usage?.completion_tokens ?? estimateTokens(replyText) + toolTokens(message.tool_calls),
+      prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
+      completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(replyText) + toolTokens(message.tool_calls),
     });
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
@@ -305,8 +305,8 @@ class ChatTurn {
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
       this.#observeLatency();
       const tail = await this.#finish(await analysis, text, {
-        prompt_tokens: usage?.prompt_tokens ?? estimatePromptTokens(messages, this.req.tools),
-        completion_tokens: usage?.completion_tokens ?? estimateTokens(text) + toolArgs,
+        prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
+        completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(text) + toolArgs,
       });
       const last = { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices: [], ...tail };
       await sse.send(JSON.stringify(last));
@@ -327,6 +327,11 @@ class ChatTurn {
 
 function textOf(m: ChatMessage): string {
   return typeof m.content === 'string' ? m.content : '';
+}
+
+/** An upstream's token count when it is one (a count in another shape is estimated instead). */
+function tokenCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }
 
 function toolTokens(calls: unknown): number {
