@@ -137,6 +137,8 @@ export class HttpServer {
     this.#app = opts.tls ? uWS.SSLApp({ cert_file_name: opts.tls.cert, key_file_name: opts.tls.key }) : uWS.App();
     for (const route of opts.routes) {
       this.#app[route.method](route.pattern, (res, req) => this.#handle(route, res, req));
+      // HEAD is GET without the body (RFC 9110): load balancers probe /healthz that way.
+      if (route.method === 'get') this.#app.head(route.pattern, (res, req) => this.#handle(route, res, req, true));
     }
     this.#app.any('/*', (res, req) => this.#unmatched(res, req));
   }
@@ -198,14 +200,14 @@ export class HttpServer {
     const err = allowed
       ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
       : new AppError('route_not_found', `no route for ${method} ${path}`);
-    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId);
+    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD' });
     this.#opts.onRequestDone?.({
       request_id: requestId, key_id: undefined, method, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,
     });
   }
 
-  #handle(route: Route, res: HttpResponse, req: HttpRequest): void {
+  #handle(route: Route, res: HttpResponse, req: HttpRequest, head = false): void {
     const started = performance.now();
     const headers: Record<string, string> = {};
     for (const h of HEADERS_READ) {
@@ -223,7 +225,7 @@ export class HttpServer {
     });
     const ctx: RequestContext = {
       requestId: newRequestId(),
-      method: route.method.toUpperCase(),
+      method: head ? 'HEAD' : route.method.toUpperCase(),
       route: route.pattern,
       params,
       headers,
@@ -255,7 +257,7 @@ export class HttpServer {
       state.responded = true;
       const body = JSON.stringify(toErrorBody(err, ctx.requestId));
       const headers = { ...ctx.replyHeaders, ...err.headers };
-      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { headers, closeConnection: closeConnection || this.#draining, inferenceMs: ctx.inferenceMs }));
+      res.cork(() => writeJson(res, err.status, body, ctx.requestId, { headers, closeConnection: closeConnection || this.#draining, inferenceMs: ctx.inferenceMs, head }));
     };
 
     const run = async (): Promise<void> => {
@@ -310,7 +312,7 @@ export class HttpServer {
       const replyHeaders = { ...ctx.replyHeaders, ...reply.headers };
       // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
       res.cork(() => writeJson(res, reply.status, json, ctx.requestId, {
-        headers: replyHeaders, closeConnection: this.#draining, contentType: reply.contentType, inferenceMs: ctx.inferenceMs,
+        headers: replyHeaders, closeConnection: this.#draining, contentType: reply.contentType, inferenceMs: ctx.inferenceMs, head,
       }));
     };
 
@@ -345,6 +347,8 @@ interface WriteOptions {
   contentType?: string | undefined;
   /** Sent as x-inference-time when the request ran the model. */
   inferenceMs?: number;
+  /** A HEAD request: the same status and headers, Content-Length included, and no body. */
+  head?: boolean;
 }
 
 /**
@@ -355,13 +359,25 @@ interface WriteOptions {
  * `--trace-gc-nvp`, docs/deployment.md#memory).
  */
 function writeJson(res: HttpResponse, status: number, body: string, requestId: string, options: WriteOptions = {}): void {
-  const { headers = {}, closeConnection = false, contentType = 'application/json', inferenceMs = 0 } = options;
+  const { headers = {}, closeConnection = false, contentType = 'application/json', inferenceMs = 0, head = false } = options;
   res.writeStatus(statusLine(status));
   res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
   if (inferenceMs > 0) res.writeHeader('x-inference-time', inferenceMs.toFixed(3));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
-  res.end(body, closeConnection);
+  if (head) {
+    // uWS 3.0.6: endWithoutBody(n) with n > 0 never ends the response (the process then aborts), and
+    // with closeConnection it writes its own Content-Length: 0. So the length goes in by hand, except on
+    // the last reply of a draining server, where 0 is what can be said.
+    if (closeConnection) {
+      res.endWithoutBody(0, true);
+    } else {
+      res.writeHeader('content-length', String(Buffer.byteLength(body)));
+      res.endWithoutBody();
+    }
+  } else {
+    res.end(body, closeConnection);
+  }
 }
 
 const paramCounts = new WeakMap<Route, number>();

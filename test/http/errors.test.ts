@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
@@ -159,6 +160,44 @@ describe('routing', () => {
     await expectError(await s.get('/v2/emotions/analysis/extra/segments'), 404, 'not_found_error', 'route_not_found');
     await expectError(await s.get('/v2/emotions/batch-analysis/x'), 404, 'not_found_error', 'route_not_found');
     await expectError(await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' }), 405, 'invalid_request_error', 'method_not_allowed');
+  });
+
+  it('HEAD answers as GET would, without the body, and the connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; port: number }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: s.sentio.port, method, path, agent, headers }, (res) => {
+          const port = res.socket.localPort!;
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, port }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const cases: Array<[string, Record<string, string>, number]> = [
+        ['/healthz', {}, 200],
+        ['/v2/emotions/no-such-context', { 'x-api-key': TEST_KEY }, 404],
+        ['/v2/emotions/no-such-context', {}, 401],
+        ['/v3/nothing', {}, 404],
+      ];
+      const ports = new Set<number>();
+      for (const [path, headers, status] of cases) {
+        const get = await send('GET', path, headers);
+        const head = await send('HEAD', path, headers);
+        expect([get.status, head.status], path).toEqual([status, status]);
+        expect(head.body).toBe('');
+        // the length of the body GET would send (an unknown route's message names the method)
+        expect(Number(head.headers['content-length'])).toBe(Buffer.byteLength(get.body.replace(' GET ', ' HEAD ')));
+        expect(head.headers['content-type']).toBe(get.headers['content-type']);
+        expect(head.headers['x-request-id']).toMatch(/^req_/);
+        ports.add(get.port).add(head.port);
+      }
+      expect(ports.size).toBe(1); // one keep-alive connection served all eight
+    } finally {
+      agent.destroy();
+    }
   });
 });
 
