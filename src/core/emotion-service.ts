@@ -183,12 +183,20 @@ function joinTexts(messages: readonly MessageInput[]): string {
   return messages.length === 1 ? messages[0]!.text : messages.map((m) => m.text).join('\n');
 }
 
+declare global {
+  interface String {
+    /** ES2024, in Node since 20; TypeScript's ES2022 library does not declare it. */
+    toWellFormed(): string;
+  }
+}
+
 function toStored(m: MessageInput, s: Scores, eq: Eq, now: number): StoredMessage {
   const at = m.timestamp ? Date.parse(m.timestamp) : now;
   return {
     id: m.externalId ?? `msg_${randomHex(8)}`,
     role: m.role,
-    text: m.text,
+    // Lone surrogates become U+FFFD here, as UTF-8 storage (Redis) would make them: both stores give back the same text.
+    text: m.text.toWellFormed(),
     raw: EMOTIONS.map((e) => s.raw[e]),
     sub: SUB_EMOTIONS.map((e) => s.sub[e]),
     valence: s.valence,

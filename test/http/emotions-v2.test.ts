@@ -201,6 +201,14 @@ describe('context analysis, state and lookup (V2)', () => {
     expect(j!.trajectory.trend.direction).toBe('declining');
   });
 
+  it('a lone surrogate in a stored text comes back as U+FFFD, from either store', async () => {
+    const ctx = `ctx-v2-surrogate-${Date.now()}`;
+    const r = await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ externalId: 'm0', content: { text: 'half \ud83d of a smile' } }] });
+    expect(r.status).toBe(200);
+    const m = (await (await s.get(`/v2/emotions/${ctx}/message/m0`)).json()) as { emotions: { user: { text: string } } };
+    expect(m.emotions.user.text).toBe('half \ufffd of a smile');
+  });
+
   it('unknown context and message are 404 with their codes', async () => {
     let r = await s.get('/v2/emotions/never-seen');
     expect(r.status).toBe(404);
