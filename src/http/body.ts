@@ -4,6 +4,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors.js';
+import type { CancelSignal } from '../engine/cancel.js';
 
 export interface BodyReadOptions {
   limit: number;
@@ -11,33 +12,58 @@ export interface BodyReadOptions {
   timeoutMs: number;
   /** Called once if the body does not complete in time; the caller closes the connection. */
   onTimeout: () => void;
+  /** Fires when the client goes away: uWS then sends no more data, so the read must end here. */
+  signal: CancelSignal;
 }
 
-/** Resolves with the body, or rejects with AppError('body_too_large') as soon as the cap is passed. */
+/** The body did not arrive: the client left, or took longer than the timeout. Nobody is left to answer. */
+export class BodyNotReceivedError extends Error {
+  override name = 'BodyNotReceivedError';
+}
+
+/**
+ * Resolves with the body, or rejects with AppError('body_too_large') as soon as the cap is passed. Settles
+ * in every case, so that the request's in-flight slot is always given back: a client that leaves mid-body
+ * or stalls past the timeout rejects it with BodyNotReceivedError.
+ */
 export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     let settled = false;
+    const settle = () => {
+      settled = true;
+      clearTimeout(timer);
+      opts.signal.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      if (settled) return;
+      settle();
+      reject(new BodyNotReceivedError('the client closed the connection before its body arrived'));
+    };
     const timer = setTimeout(() => {
       if (settled) return;
-      settled = true;
+      settle();
       opts.onTimeout();
+      reject(new BodyNotReceivedError(`the body did not arrive within ${opts.timeoutMs} ms`));
     }, opts.timeoutMs);
     timer.unref();
+    if (opts.signal.aborted) {
+      onAbort();
+      return;
+    }
+    opts.signal.addEventListener('abort', onAbort, { once: true });
     res.onData((chunk, isLast) => {
       if (settled) return;
       total += chunk.byteLength;
       if (total > opts.limit) {
-        settled = true;
-        clearTimeout(timer);
+        settle();
         reject(new AppError('body_too_large', `request body exceeds ${opts.limit} bytes`));
         return;
       }
-      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk))) // copies;
+      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk))); // copies
       if (isLast) {
-        settled = true;
-        clearTimeout(timer);
+        settle();
         resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
       }
     });

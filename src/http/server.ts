@@ -285,9 +285,12 @@ export class HttpServer {
         raw = await readBody(res, {
           limit: this.#opts.maxBodyBytes,
           timeoutMs: this.#opts.requestTimeoutMs,
+          signal: abort.signal,
           onTimeout: () => {
             status = 408;
-            if (!state.aborted) res.close();
+            if (state.aborted) return;
+            state.aborted = true; // nobody to answer: the connection is closed
+            res.close();
           },
         });
         body = parseJsonObject(raw);

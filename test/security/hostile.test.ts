@@ -78,6 +78,34 @@ describe('hostile input', () => {
     expect((await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'still alive' } }] })).status).toBe(200);
   });
 
+  it('a body that never arrives gives its in-flight slot back, logged as 499 or 408', async () => {
+    // Two slots: before the fix, two such requests held them for good and every later request got 503.
+    const small = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '2', SENTIO_REQUEST_TIMEOUT_MS: '300' });
+    try {
+      const half = post('/v2/emotions/analysis', '{"messages": [{"content": {"text": "never finished"}}]}', auth);
+      const send = (leaveAfterMs: number | undefined) => new Promise<void>((resolve) => {
+        const sock = net.connect(small.sentio.port, '127.0.0.1', () => {
+          sock.write(half.subarray(0, half.length - 10));
+          if (leaveAfterMs !== undefined) setTimeout(() => sock.destroy(), leaveAfterMs);
+        });
+        sock.on('close', () => resolve());
+        sock.on('error', () => undefined);
+      });
+      // two at a time: a third would be answered 503 at once, holding no slot
+      await Promise.all([send(20), send(20)]); // the client leaves mid-body
+      await Promise.all([send(undefined), send(undefined)]); // the server closes them at 300 ms
+      const r = await small.post('/v2/emotions/analysis', { messages: [{ content: { text: 'a slot is free' } }] });
+      expect(r.status).toBe(200);
+      small.sentio.logger.flush();
+      await new Promise((r) => setTimeout(r, 100));
+      const statuses = small.logs.map((l) => JSON.parse(l) as { status?: number; route?: string })
+        .filter((l) => l.route === '/v2/emotions/analysis').map((l) => l.status).sort();
+      expect(statuses).toEqual([200, 408, 408, 499, 499]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a client that leaves during analysis is logged as 499, not as an error', async () => {
     const body = JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => ({ content: { text: `${i} a long enough text to keep the engine busy for a while, honestly` } })) });
     const full = post('/v2/emotions/batch-analysis', body, { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
