@@ -119,6 +119,8 @@ export interface ServerOptions {
 
 const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'accept'];
 
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
+
 function newRequestId(): string {
   return `req_${randomHex(12)}`;
 }
@@ -196,13 +198,15 @@ export class HttpServer {
     const requestId = newRequestId();
     const path = req.getUrl();
     const method = req.getMethod().toUpperCase();
+    // Any token is a method to uWS: an unknown one must not become a new metrics series per request.
+    const known = KNOWN_METHODS.has(method) ? method : 'OTHER';
     const allowed = this.#opts.routes.some((r) => r.method.toUpperCase() !== method && patternMatches(r.pattern, path));
     const err = allowed
       ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
       : new AppError('route_not_found', `no route for ${method} ${path}`);
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD' });
     this.#opts.onRequestDone?.({
-      request_id: requestId, key_id: undefined, method, route: 'unmatched', status: err.status,
+      request_id: requestId, key_id: undefined, method: known, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,
     });
   }

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
@@ -27,6 +28,29 @@ describe('observability', () => {
     expect(text).toMatch(/sentio_engine_batch_size_texts_count [1-9]/);
     expect(text).toMatch(/sentio_engine_inference_duration_seconds_count [1-9]/);
     expect(text).toContain('sentio_llm_request_duration_seconds');
+  });
+
+  it('unknown methods, paths and context ids add no metrics series', async () => {
+    const series = async () => (await (await fetch(`${s.base}/metrics`)).text()).split('\n').filter((l) => l.startsWith('sentio_http_')).length;
+    const send = (method: string, path: string) => new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: s.sentio.port, method, path }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // one of each first, so that the series they legitimately add (status 404, 405, 401; 'OTHER') exist
+    await send('BREW', '/x');
+    await send('GET', '/no/such/path');
+    await s.get('/v2/emotions/no-such-context');
+    const before = await series();
+    for (let i = 0; i < 30; i++) {
+      expect(await send(`M${i}X${'Y'.repeat(i * 30)}`, `/x${i}`)).toBe(404);
+      await send('GET', `/no/such/path/${i}`);
+      await s.get(`/v2/emotions/no-such-context-${i}`);
+    }
+    expect(await series()).toBe(before);
   });
 
   it('counts context messages received from a shared store (with Redis; absent with the in-process store)', async () => {
