@@ -2,14 +2,19 @@
  * Configuration: one zod schema over the environment, parsed once and frozen. Every knob is listed in
  * the README's configuration table; `SENTIO_` is the only prefix read.
  */
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
 
 const bool = z
-  .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
+  .enum(['0', '1', 'true', 'false', 'yes', 'no'])
   .transform((v) => v === '1' || v === 'true' || v === 'yes');
+/** Decimal digits only: Number() would also take '0x50', '1e3' and ' '. */
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+  z.string().regex(/^\s*\d+\s*$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max)).default(def);
+/** Milliseconds handed to setTimeout, which fires at once past 2^31 - 1 (Node: TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 const EnvSchema = z.object({
   SENTIO_PORT: int(8080, 0, 65535),
@@ -19,10 +24,10 @@ const EnvSchema = z.object({
   SENTIO_TLS_CERT: z.string().optional(),
   SENTIO_TLS_KEY: z.string().optional(),
   SENTIO_ALLOW_INSECURE_HTTP: bool.default(false),
-  SENTIO_LLM_BASE_URL: z.string().url().optional(),
+  SENTIO_LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
   SENTIO_LLM_API_KEY: z.string().optional(),
   SENTIO_LLM_MODELS: z.string().default('llm-k2-thinking-turbo=llm-k2-thinking-turbo,llm-k2-thinking=llm-k2-thinking'),
-  SENTIO_LLM_TIMEOUT_MS: int(60_000, 1),
+  SENTIO_LLM_TIMEOUT_MS: int(60_000, 1, MAX_TIMER_MS),
   /** Emotion-aware system instruction in chat (docs/chat.md, "Guidance"); a request can still turn it off. */
   SENTIO_CHAT_GUIDANCE: bool.default(true),
   SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
@@ -50,7 +55,7 @@ const EnvSchema = z.object({
   SENTIO_MAX_BATCH_MESSAGES: int(1_024, 1),
   SENTIO_MAX_CHAT_MESSAGES: int(256, 1),
   /** A request whose body has not fully arrived after this long gets its connection closed. */
-  SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1),
+  SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1, MAX_TIMER_MS),
   /** Requests in progress at once; past it new ones get 503 at once (each may hold a 1 MiB body). */
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
   /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
@@ -149,7 +154,8 @@ function parseModelMap(spec: string): Map<string, string> {
 /** Parse the environment (only SENTIO_* keys are read). Throws ConfigError naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('SENTIO_') && v !== undefined) picked[k] = v;
+  // An empty value is an unset one (`SENTIO_PORT= npm start`), not 0, false or '': the default applies.
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('SENTIO_') && v !== undefined && v.trim() !== '') picked[k] = v;
   const parsed = EnvSchema.safeParse(picked);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -225,6 +231,24 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
+/** uWS only says "App construction failed", and only after the model has loaded: read and match the PEMs here. */
+function checkTlsFiles(tlsFiles: { cert: string; key: string }): void {
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(`${name}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  };
+  const cert = read('SENTIO_TLS_CERT', tlsFiles.cert);
+  const key = read('SENTIO_TLS_KEY', tlsFiles.key);
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    throw new ConfigError(`SENTIO_TLS_CERT/SENTIO_TLS_KEY: not a usable PEM certificate and matching key (${(err as Error).message})`);
+  }
+}
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i;
 
 /**
@@ -238,7 +262,10 @@ export function checkStartup(config: Config): string[] {
         '`npx sentio keys create --name <name> --file keys.json` and set SENTIO_API_KEYS_FILE=keys.json',
     );
   }
-  if (config.tls) return [`HTTPS only (certificate ${config.tls.cert})`];
+  if (config.tls) {
+    checkTlsFiles(config.tls);
+    return [`HTTPS only (certificate ${config.tls.cert})`];
+  }
   if (!LOOPBACK.test(config.host) && !config.allowInsecureHttp) {
     throw new ConfigError(
       `refusing plain HTTP on non-loopback address ${config.host}: set SENTIO_TLS_CERT and SENTIO_TLS_KEY, ` +

@@ -5,7 +5,7 @@
  * rename the CLI does) and on SIGHUP, so a revoked key is refused within a second without a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -49,7 +49,13 @@ export function readKeyFile(file: string): KeyFile {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: [] };
     throw err;
   }
-  const parsed = KeyFile.safeParse(JSON.parse(text));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file}: not a Sentio key file (not JSON: ${(err as Error).message})`);
+  }
+  const parsed = KeyFile.safeParse(json);
   if (!parsed.success) throw new Error(`${file}: not a Sentio key file (${parsed.error.issues[0]?.message})`);
   return parsed.data;
 }
@@ -112,6 +118,10 @@ export class FileKeyVerifier implements KeyVerifier {
   /** Re-read the file. At start a bad file is fatal; later the previous keys stay in force. */
   reload(strict = false): void {
     try {
+      // A missing file reads as empty (the CLI creates it); at start it is a mistake in the setting.
+      if (strict && !existsSync(this.#file)) {
+        throw new Error(`${this.#file} does not exist; create it with \`npx sentio keys create --name <name> --file ${this.#file}\``);
+      }
       const data = readKeyFile(this.#file);
       const next = new Map<string, ApiKeyInfo>();
       for (const k of data.keys) {
@@ -120,7 +130,7 @@ export class FileKeyVerifier implements KeyVerifier {
       this.#byDigest = next;
       this.#logger?.info({ keys: next.size, file: this.#file }, 'API keys loaded');
     } catch (err) {
-      if (strict) throw err;
+      if (strict) throw new Error(`SENTIO_API_KEYS_FILE: ${(err as Error).message}`, { cause: err });
       this.#logger?.error({ err, file: this.#file }, 'API key file unreadable; keeping the previous keys');
     }
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,5 +87,19 @@ describe('hashed key file and the keys CLI', () => {
     const k = cli('create', '--name', 'hup')[0] as { key: string };
     process.emit('SIGHUP', 'SIGHUP');
     expect(await status(s, k.key)).toBe(200);
+  });
+});
+
+describe('a key file that cannot be used stops the start, naming the setting', () => {
+  it('missing, not JSON, or not a key file', async () => {
+    const bad = (name: string, text?: string) => {
+      const f = path.join(dir, name);
+      if (text !== undefined) writeFileSync(f, text);
+      return startTestServer({ SENTIO_API_KEYS: '', SENTIO_API_KEYS_FILE: f });
+    };
+    await expect(bad('missing.json')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*missing\.json does not exist; create it with `npx sentio keys create/);
+    await expect(bad('garbage.json', 'garbage{')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*garbage\.json: not a Sentio key file \(not JSON/);
+    await expect(bad('empty.json', '')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*empty\.json: not a Sentio key file/);
+    await expect(bad('other.json', '{"version":1}')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*other\.json: not a Sentio key file/);
   });
 });

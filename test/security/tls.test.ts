@@ -67,4 +67,27 @@ describe('start-up rules', () => {
     expect(() => loadConfig({ ...base, SENTIO_PORT: 'eighty' })).toThrow(/SENTIO_PORT/);
     expect(() => loadConfig({ ...base, SENTIO_EXECUTION_PROVIDER: 'tpu' })).toThrow(/SENTIO_EXECUTION_PROVIDER/);
   });
+
+  it('refuses TLS files that are missing or do not match, naming the variable, before anything loads', () => {
+    const other = path.join(dir, 'other-key.pem');
+    execFileSync('openssl', ['genrsa', '-out', other, '2048'], { stdio: 'ignore' });
+    const tlsEnv = (c: string, k: string) => loadConfig({ ...base, SENTIO_TLS_CERT: c, SENTIO_TLS_KEY: k });
+    expect(() => checkStartup(tlsEnv(path.join(dir, 'missing.pem'), key))).toThrow(/SENTIO_TLS_CERT: cannot read .*ENOENT/);
+    expect(() => checkStartup(tlsEnv(cert, path.join(dir, 'missing.pem')))).toThrow(/SENTIO_TLS_KEY: cannot read/);
+    expect(() => checkStartup(tlsEnv(cert, other))).toThrow(/SENTIO_TLS_CERT\/SENTIO_TLS_KEY: not a usable PEM/);
+    expect(() => checkStartup(tlsEnv(key, cert))).toThrow(ConfigError);
+  });
+
+  it('an empty value means unset; numbers are decimal; timers fit setTimeout; the LLM URL is http(s)', () => {
+    const d = loadConfig(base);
+    const blank = loadConfig({ ...base, SENTIO_PORT: '', SENTIO_BATCHING: ' ', SENTIO_STEER_WAKEUPS: '', SENTIO_BATCH_STREAM_CHUNK: '', SENTIO_HEAP_GROWTH_PERCENT: '' });
+    expect([blank.port, blank.engine.batching, blank.engine.steerWakeups, blank.engine.streamChunk, blank.heapGrowthPercent])
+      .toEqual([d.port, d.engine.batching, d.engine.steerWakeups, d.engine.streamChunk, d.heapGrowthPercent]);
+    expect(loadConfig({ ...base, SENTIO_PORT: ' 8081 ' }).port).toBe(8081);
+    for (const v of ['0x50', '1e3', '80.5', '-1']) expect(() => loadConfig({ ...base, SENTIO_PORT: v }), v).toThrow(/SENTIO_PORT/);
+    expect(loadConfig({ ...base, SENTIO_LLM_TIMEOUT_MS: '2147483647' }).llm.timeoutMs).toBe(2_147_483_647);
+    expect(() => loadConfig({ ...base, SENTIO_LLM_TIMEOUT_MS: '2147483648' })).toThrow(/SENTIO_LLM_TIMEOUT_MS/);
+    expect(() => loadConfig({ ...base, SENTIO_REQUEST_TIMEOUT_MS: '3000000000' })).toThrow(/SENTIO_REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ ...base, SENTIO_LLM_BASE_URL: 'ftp://llm.example/v1' })).toThrow(/SENTIO_LLM_BASE_URL/);
+  });
 });
