@@ -14,7 +14,7 @@ import { CompositeKeyVerifier, StaticKeyVerifier } from './auth/api-keys.js';
 import type { KeyVerifier } from './auth/api-keys.js';
 import { HttpServer, requestOf } from './http/server.js';
 import { Metrics } from './metrics.js';
-import type { EngineGauges } from './metrics.js';
+import type { EngineGauges, EngineMetricsSource } from './metrics.js';
 import type { Route } from './http/server.js';
 import { emotionRoutes } from './api/emotion-routes.js';
 import { v1Dialect } from './api/v1/emotions.js';
@@ -64,6 +64,8 @@ export interface SentioOptions {
   rateLimits?: RateLimitStore;
   idempotency?: IdempotencyStore;
   keys?: KeyVerifier;
+  /** Where /metrics reads the engine's metrics (an EngineMetrics fed by the engine's onBatch). */
+  engineMetrics: EngineMetricsSource;
   /** Milliseconds clock for contexts (tests). */
   now?: () => number;
 }
@@ -87,7 +89,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
   const store = stores.contexts;
   const metrics = new Metrics({
-    engine: () => opts.engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 },
+    engine: opts.engineMetrics,
     contexts: () => store.size(),
     transferred: store.transferred?.bind(store),
   });
@@ -113,7 +115,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   ];
   routes.push(openApiRoute(routes), {
     method: 'get', pattern: '/metrics', auth: false, summary: 'Prometheus metrics',
-    handler: async () => ({ status: 200, body: undefined, rawBody: await metrics.registry.metrics(), contentType: metrics.registry.contentType }),
+    handler: async () => ({ status: 200, body: undefined, rawBody: await metrics.text(), contentType: metrics.registry.contentType }),
   });
 
   // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or

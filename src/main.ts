@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig } from './config.js';
 import { createEngine } from './engine/engine.js';
 import { startSentio } from './app.js';
-import type { Sentio } from './app.js';
+import { EngineMetrics } from './metrics.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
@@ -39,12 +39,13 @@ async function main(): Promise<void> {
   for (const w of warnings) logger.warn(w);
   // Unreachable Redis is a start-up error: say so before spending seconds on loading the model.
   if (config.redisUrl) await (await openStores(config, { logger })).close();
-  let single: Sentio | undefined;
-  // Engine runs feed the batch histograms of /metrics (single-thread mode; warm-up runs are not counted).
-  const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => single?.metrics.observeBatch(run) });
+  // Engine runs feed the batch histograms of /metrics; warm-up runs (during createEngine) are not counted.
+  let engineMetrics: EngineMetrics | undefined;
+  const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) });
+  engineMetrics = new EngineMetrics(() => engine.stats());
   const sentio = config.httpWorkers > 1
-    ? await startHttpWorkers(config, { engine, logger })
-    : (single = await startSentio(config, { engine, logger }));
+    ? await startHttpWorkers(config, { engine, logger, engineMetrics })
+    : await startSentio(config, { engine, logger, engineMetrics });
   logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
   logger.flush(); // supervisors and scripts wait for this line; do not leave it to the next block
 

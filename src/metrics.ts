@@ -18,6 +18,47 @@ export interface EngineGauges {
   inFlightBatches: number;
 }
 
+export interface EngineMetricsSource {
+  text(): Promise<string>;
+}
+
+/**
+ * The engine's metrics, kept where the engine runs: with SENTIO_HTTP_WORKERS that is the main thread,
+ * and each worker's /metrics fetches this text from it, so every scrape sees the one engine's batches.
+ */
+export class EngineMetrics implements EngineMetricsSource {
+  readonly registry = new Registry();
+  readonly #batchSize = new Histogram({
+    name: 'sentio_engine_batch_size_texts', help: 'Texts per engine run',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
+  });
+  readonly #inferenceTime = new Histogram({
+    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run, from hand-off to the native engine to its result (tokenization and inference)',
+    buckets: LATENCY_BUCKETS, registers: [this.registry],
+  });
+
+  constructor(gauges: () => EngineGauges) {
+    new Gauge({
+      name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.registry],
+      collect() { this.set(gauges().queuedTexts); },
+    });
+    new Gauge({
+      name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.registry],
+      collect() { this.set(gauges().inFlightBatches); },
+    });
+  }
+
+  /** One engine run (EngineOptions.onBatch). */
+  observeBatch(run: { texts: number; ms: number }): void {
+    this.#batchSize.observe(run.texts);
+    this.#inferenceTime.observe(run.ms / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly #requests = new Counter({
@@ -30,14 +71,6 @@ export class Metrics {
   });
   readonly #tokens = new Counter({
     name: 'sentio_analysed_tokens_total', help: 'Emotion-model input tokens analysed', registers: [this.registry],
-  });
-  readonly batchSize = new Histogram({
-    name: 'sentio_engine_batch_size_texts', help: 'Texts per engine run',
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
-  });
-  readonly inferenceTime = new Histogram({
-    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run, from hand-off to the native engine to its result (tokenization and inference)',
-    buckets: LATENCY_BUCKETS, registers: [this.registry],
   });
   readonly analysisTime = new Histogram({
     name: 'sentio_engine_request_duration_seconds', help: 'Time a request waited for its scores (queue and inference)',
@@ -52,21 +85,17 @@ export class Metrics {
     labelNames: ['kind'] as const, registers: [this.registry],
   });
 
+  readonly #engine: EngineMetricsSource;
+
   constructor(sources: {
-    engine: () => EngineGauges;
+    /** The engine's own metrics: in this thread, or the main thread's for an HTTP worker. */
+    engine: EngineMetricsSource;
     contexts: () => Promise<number>;
     transferred?: (() => Transferred) | undefined;
   }) {
+    this.#engine = sources.engine;
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();
-    new Gauge({
-      name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.registry],
-      collect() { this.set(sources.engine().queuedTexts); },
-    });
-    new Gauge({
-      name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.registry],
-      collect() { this.set(sources.engine().inFlightBatches); },
-    });
     new Gauge({
       name: 'sentio_contexts_stored', help: 'Contexts held by the context store', registers: [this.registry],
       async collect() { this.set(await sources.contexts().catch(() => 0)); },
@@ -117,10 +146,10 @@ export class Metrics {
     }
   }
 
-  /** One engine run (EngineOptions.onBatch). */
-  observeBatch(run: { texts: number; ms: number }): void {
-    this.batchSize.observe(run.texts);
-    this.inferenceTime.observe(run.ms / 1000);
+  /** The text of GET /metrics: this server's metrics, then the engine's. */
+  async text(): Promise<string> {
+    const [own, engine] = await Promise.all([this.registry.metrics(), this.#engine.text()]);
+    return `${own}\n${engine}`;
   }
 
   observeRequest(e: RequestLogEntry): void {

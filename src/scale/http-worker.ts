@@ -44,6 +44,7 @@ async function run(): Promise<void> {
   try {
     sentio = await startSentio(init.config, {
       engine, logger,
+      engineMetrics: { text: () => rpc.call<string>('metrics.engine', []) },
       ...(stores && rateLimits ? { store: stores.contexts, rateLimits, idempotency: stores.idempotency } : {}),
     });
   } catch (err) {

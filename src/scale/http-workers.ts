@@ -23,6 +23,7 @@ import type { Logger } from 'pino';
 import type { AnalysisEngine } from '../app.js';
 import type { Config } from '../config.js';
 import { createLogger } from '../log.js';
+import type { EngineMetricsSource } from '../metrics.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
 import type { FromWorker, ToWorker, WorkerInit } from './http-worker.js';
@@ -34,6 +35,8 @@ import type { RpcHandler } from './rpc.js';
 
 export interface HttpWorkersOptions {
   engine: AnalysisEngine;
+  /** The engine's metrics, served to every worker's /metrics. */
+  engineMetrics: EngineMetricsSource;
   logger?: Logger | undefined;
   /** The worker script; by default http-worker.js beside this module (.ts when running from sources). */
   workerUrl?: URL | undefined;
@@ -59,7 +62,11 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   if (config.redisUrl) await (await openStores(config, { logger })).close();
   const shared: StateStores | undefined = config.redisUrl ? undefined : await openStores(config, { logger });
   const sharedBuckets = shared ? allocateSharedBuckets() : undefined;
-  const handlers: Record<string, RpcHandler> = { ...engineHandlers(opts.engine), ...(shared ? storeHandlers(shared) : {}) };
+  const handlers: Record<string, RpcHandler> = {
+    ...engineHandlers(opts.engine),
+    'metrics.engine': async () => ({ value: await opts.engineMetrics.text() }),
+    ...(shared ? storeHandlers(shared) : {}),
+  };
   // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
   const port = config.port === 0 ? await pickFreePort(config.host) : config.port;
   const url = opts.workerUrl ?? new URL(import.meta.url.endsWith('.ts') ? './http-worker.ts' : './http-worker.js', import.meta.url);

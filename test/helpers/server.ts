@@ -5,6 +5,7 @@ import type { Config } from '../../src/config.js';
 import { startSentio } from '../../src/app.js';
 import type { AnalysisEngine, Sentio } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
+import { EngineMetrics } from '../../src/metrics.js';
 import { testEngine } from './engine.js';
 import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
@@ -47,10 +48,10 @@ export async function startTestServer(
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  let started: Sentio | undefined;
-  const engine = opts.engine ?? (await testEngine({ onBatch: (run) => started?.metrics.observeBatch(run) }));
-  const sentio = await startSentio(config, { engine, logger, now: opts.now });
-  started = sentio;
+  let engineMetrics: EngineMetrics | undefined;
+  const engine = opts.engine ?? (await testEngine({ onBatch: (run) => engineMetrics?.observeBatch(run) }));
+  engineMetrics = new EngineMetrics(() => engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
+  const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics });
   const base = `http://127.0.0.1:${sentio.port}`;
   const auth = { 'x-api-key': TEST_KEY };
   return {

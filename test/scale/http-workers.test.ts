@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalysisEngine } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
+import { EngineMetrics } from '../../src/metrics.js';
 import { startHttpWorkers } from '../../src/scale/http-workers.js';
 import type { SentioWorkers } from '../../src/scale/http-workers.js';
 import { testEngine } from '../helpers/engine.js';
@@ -16,12 +17,15 @@ import { TEST_KEY } from '../helpers/server.js';
 
 const LOADER = ['--import', new URL('../helpers/ts-loader.mjs', import.meta.url).href];
 
-async function startWorkers(env: Record<string, string>, engine?: AnalysisEngine): Promise<SentioWorkers & { base: string }> {
+async function startWorkers(env: Record<string, string>, engine?: AnalysisEngine): Promise<SentioWorkers & { base: string; engine: AnalysisEngine }> {
   const config = loadConfig({
     SENTIO_PORT: '0', SENTIO_HOST: '127.0.0.1', SENTIO_API_KEYS: TEST_KEY, SENTIO_LOG_LEVEL: 'warn', SENTIO_HTTP_WORKERS: '2', ...env,
   });
-  const w = await startHttpWorkers(config, { engine: engine ?? (await testEngine()), logger: createLogger('warn'), execArgv: LOADER });
-  return Object.assign(w, { base: `http://127.0.0.1:${w.port}` });
+  let engineMetrics: EngineMetrics | undefined;
+  const e = engine ?? (await testEngine({ onBatch: (run) => engineMetrics?.observeBatch(run) }));
+  engineMetrics = new EngineMetrics(() => e.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
+  const w = await startHttpWorkers(config, { engine: e, engineMetrics, logger: createLogger('warn'), execArgv: LOADER });
+  return Object.assign(w, { base: `http://127.0.0.1:${w.port}`, engine: e });
 }
 
 /** Each request on its own connection, so consecutive requests may land on different workers. */
@@ -42,9 +46,9 @@ async function queueHolds(engine: AnalysisEngine, n: number): Promise<void> {
 const msg = (text: string, externalId?: string) => ({ ...(externalId ? { externalId } : {}), content: { text } });
 
 describe('HTTP workers without Redis (stores on the main thread)', () => {
-  let s: SentioWorkers & { base: string };
+  let s: SentioWorkers & { base: string; engine: AnalysisEngine };
   let engine: AnalysisEngine;
-  beforeAll(async () => { engine = await testEngine(); s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '100000' }, engine); });
+  beforeAll(async () => { s = await startWorkers({ SENTIO_RATE_LIMIT_RPM: '100000' }); engine = s.engine; });
   afterAll(async () => { await s?.close(2_000); });
 
   it('serves analysis through the main thread engine, and 401/404 on every worker', async () => {
@@ -62,6 +66,22 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
     expect((await call(s.base, '/healthz', { key: null })).status).toBe(200);
     const ready = await (await call(s.base, '/readyz', { key: null })).json();
     expect(ready.status).toBe('ready');
+  });
+
+  it("every worker's /metrics reports the main thread's engine: batches, inference time, queue", async () => {
+    const count = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    for (let i = 0; i < 6; i++) {
+      expect((await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg(`metrics ${i}`)] } })).status).toBe(200);
+    }
+    // Fresh connections: scrapes land on both workers, and each must see the one engine's figures.
+    for (let i = 0; i < 6; i++) {
+      const text = await (await call(s.base, '/metrics', { key: null })).text();
+      expect(count(text, 'sentio_engine_batch_size_texts_count')).toBeGreaterThanOrEqual(6);
+      expect(count(text, 'sentio_engine_inference_duration_seconds_count')).toBeGreaterThanOrEqual(6);
+      expect(count(text, 'sentio_engine_queue_depth_texts')).toBe(0);
+      expect(count(text, 'sentio_engine_batches_in_flight')).toBe(0);
+      expect(count(text, 'sentio_engine_request_duration_seconds_count')).not.toBeNaN(); // the worker's own
+    }
   });
 
   it('contexts are one store across workers: concurrent appends all land', async () => {
