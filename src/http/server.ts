@@ -133,6 +133,8 @@ export class HttpServer {
   #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
   #draining = false;
+  /** Streams being written, for closeAll. */
+  readonly #streams = new Set<SseStream>();
 
   constructor(opts: ServerOptions) {
     this.#opts = opts;
@@ -188,9 +190,13 @@ export class HttpServer {
     });
   }
 
-  /** Close every remaining connection (after draining). */
+  /** Close every remaining connection (after draining); a stream still open ends with an error event first. */
   closeAll(): void {
     this.stopListening();
+    for (const sse of this.#streams) {
+      const err = new AppError('service_unavailable', 'the server shut down before this reply was complete');
+      sse.interrupt(JSON.stringify(toErrorBody(err, sse.requestId)));
+    }
     this.#app.close();
   }
 
@@ -309,7 +315,15 @@ export class HttpServer {
         status = 200;
         const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted);
         state.responded = true;
-        await reply.stream(sse);
+        this.#streams.add(sse);
+        try {
+          await reply.stream(sse);
+        } finally {
+          this.#streams.delete(sse);
+        }
+        // The log says how the stream ended: cut by the shutdown, or left by the client before its end.
+        if (sse.interrupted) status = 503;
+        else if (state.aborted) status = 499;
         return;
       }
       status = reply.status;

@@ -8,18 +8,20 @@ import { statusLine } from './status.js';
 
 export class SseStream {
   readonly #res: HttpResponse;
-  readonly #requestId: string;
+  readonly requestId: string;
   readonly #headers: Record<string, string>;
   readonly #isAborted: () => boolean;
   #started = false;
   #ended = false;
   #drain: (() => void) | undefined;
+  /** Set when interrupt() ended the stream. */
+  interrupted = false;
   /** Sees every event sent (idempotency records streams to replay them). */
   tap: ((data: string) => void) | undefined;
 
   constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean) {
     this.#res = res;
-    this.#requestId = requestId;
+    this.requestId = requestId;
     this.#headers = headers;
     this.#isAborted = isAborted;
     res.onWritable(() => {
@@ -72,13 +74,29 @@ export class SseStream {
     });
   }
 
+  /**
+   * End the stream from outside its producer (the server stops): an error event, [DONE], and the end, so
+   * the client reads a failure rather than a cut. Not tapped: the reply was not complete. The producer
+   * sees `closed` at its next send and stops.
+   */
+  interrupt(errorData: string): void {
+    if (this.closed) return;
+    this.interrupted = true;
+    this.#ended = true;
+    this.#res.cork(() => {
+      this.#writeHead();
+      this.#res.write(`data: ${errorData}\n\ndata: [DONE]\n\n`);
+      this.#res.end();
+    });
+  }
+
   #writeHead(): void {
     if (this.#started) return;
     this.#started = true;
     this.#res.writeStatus(statusLine(200));
     this.#res.writeHeader('content-type', 'text/event-stream; charset=utf-8');
     this.#res.writeHeader('cache-control', 'no-cache');
-    this.#res.writeHeader('x-request-id', this.#requestId);
+    this.#res.writeHeader('x-request-id', this.requestId);
     for (const [k, v] of Object.entries(this.#headers)) this.#res.writeHeader(k, v);
   }
 }

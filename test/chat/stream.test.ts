@@ -257,6 +257,29 @@ describe('streaming failures', () => {
   });
 });
 
+describe('shutdown during a stream', () => {
+  it('a stream still open when the grace period ends gets an error event and [DONE], logged 503', async () => {
+    const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
+    llm.enqueue({ kind: 'reply', content: 'one two three four five six seven eight nine ten', tokenMs: 100 });
+    const res = await fetch(`${other.base}${V2}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
+    });
+    const text = res.text();
+    await new Promise((r) => setTimeout(r, 250)); // a few words in
+    await other.sentio.close(200);
+    const events = (await text).split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+    expect(events.at(-1)).toBe('[DONE]');
+    const err = JSON.parse(events.at(-2)!) as Record<string, any>;
+    expect(err.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
+    expect(err.request_id).toBe(res.headers.get('x-request-id'));
+    expect(events.filter((e) => e.includes('"delta"')).length).toBeGreaterThan(1);
+    other.sentio.logger.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
+    expect(line?.status).toBe(503);
+  });
+});
+
 describe('malformed upstream streams', () => {
   const sse = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
   const chunk = (choices: unknown) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices });
