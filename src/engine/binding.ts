@@ -112,7 +112,9 @@ function loadRaw(): RawBinding {
   try {
     raw = createRequire(import.meta.url)(path) as RawBinding;
   } catch (err) {
-    throw new ModelLoadError(`cannot load native addon ${path}: ${(err as Error).message}`, { cause: err });
+    // Node appends a "Require stack:" list to the message; the first line says what failed.
+    const reason = (err as Error).message.split('\n')[0];
+    throw new ModelLoadError(`cannot load native addon ${path}${override ? ' (SENTIO_NATIVE_ADDON)' : ''}: ${reason}`, { cause: err });
   }
   return raw;
 }
