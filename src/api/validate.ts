@@ -27,10 +27,22 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.
     const missing = valueAt(value, issue.path) === undefined;
     code = missing ? 'missing_field' : 'invalid_type';
     message = missing ? `${paramPath(path)} is required` : `${paramPath(path)}: expected ${issue.expected}`;
+  } else if (wrongKindOfValue(issue, valueAt(value, issue.path))) {
+    // A discriminator (a chat message's role) or an enum member: absent is missing, another JSON type
+    // is a type error; only a value of the right type that is not allowed stays invalid_value.
+    const actual = valueAt(value, issue.path);
+    code = actual === undefined ? 'missing_field' : 'invalid_type';
+    message = actual === undefined ? `${paramPath(path)} is required` : `${paramPath(path)}: expected a string`;
   } else {
     message = `${paramPath(path)}: ${issue.message}`;
   }
   throw new AppError(code, message, { param: paramPath(path) || undefined });
+}
+
+function wrongKindOfValue(issue: z.core.$ZodIssue, actual: unknown): boolean {
+  const discriminator = issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator !== undefined;
+  const stringEnum = issue.code === 'invalid_value' && issue.values.every((v) => typeof v === 'string');
+  return (discriminator || stringEnum) && typeof actual !== 'string';
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -67,6 +67,7 @@ describe('validation (400)', () => {
     await expectError(await s.post(p, { messages: [{ content: {} }] }), 400, 'invalid_request_error', 'missing_field', 'messages[0].content.text');
     await expectError(await s.post(p, { messages: [{ content: { text: 42 } }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].content.text');
     await expectError(await s.post(p, { messages: [{ role: 'robot', content: { text: 'x' } }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].role');
+    await expectError(await s.post(p, { messages: [{ role: 5, content: { text: 'x' } }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].role');
     await expectError(await s.post(p, { messages: [msg()], extra: 1 }), 400, 'invalid_request_error', 'unknown_field', 'extra');
     await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
