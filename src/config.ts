@@ -13,6 +13,9 @@ const bool = z
 /** Decimal digits only: Number() would also take '0x50', '1e3' and ' '. */
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.string().regex(/^\s*\d+\s*$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max)).default(def);
+/** A decimal fraction, no exponent or hex: '0.5'. */
+const decimal = (def: number, min: number, max: number) =>
+  z.string().regex(/^\s*\d+(\.\d+)?\s*$/, 'expected a decimal number').transform(Number).pipe(z.number().min(min).max(max)).default(def);
 /** Milliseconds handed to setTimeout, which fires at once past 2^31 - 1 (Node: TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -74,7 +77,7 @@ const EnvSchema = z.object({
   SENTIO_BATCHING: bool.default(true),
   SENTIO_BATCH_MAX_SIZE: int(256, 1, 4096),
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1),
-  SENTIO_BATCH_MAX_WAIT_MS: z.coerce.number().min(0).max(1000).default(2),
+  SENTIO_BATCH_MAX_WAIT_MS: decimal(2, 0, 1000),
   SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),
   SENTIO_QUEUE_MAX: int(4_096, 1),
 });

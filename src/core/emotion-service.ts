@@ -79,7 +79,7 @@ export class EmotionService {
   /** The messages taken together (one entry): token-weighted mean of their scores. */
   async analyzeStateless(messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal): Promise<Analysis> {
     const scores = await this.score(messages.map((m) => m.text), signal);
-    const combined = combineScores(scores);
+    const combined = combineMessages(scores);
     return { text: joinTexts(messages), scores: combined, eq: computeEq(combined, opts.eq) };
   }
 
@@ -107,7 +107,7 @@ export class EmotionService {
     if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
     const record = await this.store.append(contextId, stored);
     this.#seedDiscoverySum(before, priorSum, record);
-    let combined = combineScores(scores);
+    let combined = combineMessages(scores);
     const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
     if (state) combined = blend(combined, state, opts.smoothing);
     return {
@@ -177,6 +177,18 @@ export class EmotionService {
 
 export function contextNotFound(contextId: string): AppError {
   return new AppError('context_not_found', `context "${contextId}" does not exist or has expired`, { param: 'context_id' });
+}
+
+/**
+ * Several messages taken together: the token-weighted mean of the texts that have words. A text with no
+ * word piece (empty, or only characters the tokenizer drops) is the model reading [CLS] alone: its
+ * scores say nothing about the text, so it does not dilute the others' (unless no text has words).
+ * Its token still counts in usage.
+ */
+function combineMessages(scores: readonly Scores[]): Scores {
+  const worded = scores.filter((s) => s.tokens > 1);
+  if (worded.length === scores.length || worded.length === 0) return combineScores(scores);
+  return { ...combineScores(worded), tokens: scores.reduce((n, s) => n + s.tokens, 0) };
 }
 
 function joinTexts(messages: readonly MessageInput[]): string {

@@ -99,6 +99,21 @@ describe('POST /v2/emotions/analysis (stateless)', () => {
     const j = await r.json();
     expect(j.emotions._default.text).toBe('I love you\nso much');
   });
+
+  it('an empty text beside worded ones does not dilute them; alone it is minimal', async () => {
+    const raw = async (...texts: string[]) => {
+      const r = await s.post('/v2/emotions/analysis', { messages: texts.map((text) => ({ content: { text } })) });
+      return ((await r.json()) as { emotions: { _default: Record<string, any> } }).emotions._default;
+    };
+    const alone = await raw('I am furious about this');
+    const withEmpty = await raw('I am furious about this', '', '   ');
+    expect(withEmpty.raw).toEqual(alone.raw);
+    expect(withEmpty.category).toBe('anger');
+    const empty = await raw('');
+    expect(empty.intensityLevel).toBe('minimal');
+    expect(Object.values(empty.raw as Record<string, number>).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+    expect((await raw('', '')).raw).toEqual(empty.raw);
+  });
 });
 
 describe('EQ dimensions on sentences', () => {

@@ -85,6 +85,8 @@ describe('start-up rules', () => {
       .toEqual([d.port, d.engine.batching, d.engine.steerWakeups, d.engine.streamChunk, d.heapGrowthPercent]);
     expect(loadConfig({ ...base, SENTIO_PORT: ' 8081 ' }).port).toBe(8081);
     for (const v of ['0x50', '1e3', '80.5', '-1']) expect(() => loadConfig({ ...base, SENTIO_PORT: v }), v).toThrow(/SENTIO_PORT/);
+    expect(loadConfig({ ...base, SENTIO_BATCH_MAX_WAIT_MS: '0.5' }).engine.maxWaitMs).toBe(0.5);
+    for (const v of ['0x10', '1e2']) expect(() => loadConfig({ ...base, SENTIO_BATCH_MAX_WAIT_MS: v }), v).toThrow(/SENTIO_BATCH_MAX_WAIT_MS/);
     expect(loadConfig({ ...base, SENTIO_LLM_TIMEOUT_MS: '2147483647' }).llm.timeoutMs).toBe(2_147_483_647);
     expect(() => loadConfig({ ...base, SENTIO_LLM_TIMEOUT_MS: '2147483648' })).toThrow(/SENTIO_LLM_TIMEOUT_MS/);
     expect(() => loadConfig({ ...base, SENTIO_REQUEST_TIMEOUT_MS: '3000000000' })).toThrow(/SENTIO_REQUEST_TIMEOUT_MS/);
