@@ -9,7 +9,8 @@ const USAGE = `usage: sentio keys <command> [--file PATH]   (PATH defaults to $S
   revoke ID                                                revoke a key; running servers refuse it within a second
   rotate ID                                                new key with the same name and limits; the old one is revoked`;
 
-export function keysCommand(argv: string[], out: (s: string) => void = console.log): number {
+/** Results go to `out` (one JSON line each), usage to `err`; misuse of a known command throws its reason. */
+export function keysCommand(argv: string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): number {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -21,11 +22,12 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
     },
   });
   const [command, id] = positionals;
-  const file = values.file ?? process.env['SENTIO_API_KEYS_FILE'];
-  if (!command || !file) {
-    out(USAGE);
+  if (!command || !['create', 'list', 'revoke', 'rotate'].includes(command)) {
+    err(command ? `unknown command '${command}'\n${USAGE}` : USAGE);
     return 2;
   }
+  const file = values.file ?? process.env['SENTIO_API_KEYS_FILE'];
+  if (!file) throw new Error('no key file: pass --file PATH or set SENTIO_API_KEYS_FILE');
   const now = new Date().toISOString();
   switch (command) {
     case 'create': {
@@ -59,6 +61,9 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
         const data = readKeyFile(file);
         const rec = data.keys.find((k) => k.id === id);
         if (!rec) throw new Error(`no key with id ${id}`);
+        // A revoked key stays revoked: rotating it would issue a live key in its name.
+        if (rec.revoked && command === 'rotate') throw new Error(`key ${id} is revoked; create a new key instead`);
+        if (rec.revoked) return { already: rec.revoked_at };
         rec.revoked = true;
         rec.revoked_at = now;
         let fresh: { rec: KeyRecord; key: string } | undefined;
@@ -70,13 +75,14 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
           fresh = { rec: next, key: g.key };
         }
         writeKeyFileAtomic(file, data);
-        return fresh;
+        return { fresh };
       });
-      out(JSON.stringify(result ? { revoked: id, id: result.rec.id, name: result.rec.name, kind: result.rec.kind, key: result.key } : { revoked: id }));
+      const fresh = 'fresh' in result ? result.fresh : undefined;
+      if ('already' in result) out(JSON.stringify({ revoked: id, already_revoked_at: result.already ?? null }));
+      else out(JSON.stringify(fresh ? { revoked: id, id: fresh.rec.id, name: fresh.rec.name, kind: fresh.rec.kind, key: fresh.key } : { revoked: id }));
       return 0;
     }
     default:
-      out(USAGE);
-      return 2;
+      return 2; // unreachable: the command was checked above
   }
 }

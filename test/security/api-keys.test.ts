@@ -83,6 +83,28 @@ describe('hashed key file and the keys CLI', () => {
     expect(rec.rate_limit_rpm).toBe(3);
   });
 
+  it('a revoked key cannot be rotated back to life; revoking it again changes nothing', () => {
+    const rec = () => JSON.parse(readFileSync(file, 'utf8')).keys.find((k: { id: string }) => k.id === test.id);
+    const before = rec().revoked_at; // revoked by the rotation above
+    expect(before).toBeTruthy();
+    expect(() => keysCommand(['rotate', test.id, '--file', file], () => undefined)).toThrow(/is revoked; create a new key/);
+    expect(cli('revoke', test.id)).toEqual([{ revoked: test.id, already_revoked_at: before }]);
+    expect(rec().revoked_at).toBe(before);
+  });
+
+  it('misuse says what is wrong', () => {
+    const err: string[] = [];
+    const saved = process.env['SENTIO_API_KEYS_FILE'];
+    delete process.env['SENTIO_API_KEYS_FILE'];
+    try {
+      expect(() => keysCommand(['create', '--name', 'x'], () => undefined, (l) => err.push(l))).toThrow(/no key file: pass --file PATH or set SENTIO_API_KEYS_FILE/);
+      expect(keysCommand(['frob', '--file', file], () => undefined, (l) => err.push(l))).toBe(2);
+      expect(err.join('\n')).toMatch(/^unknown command 'frob'\nusage: sentio keys/);
+    } finally {
+      if (saved !== undefined) process.env['SENTIO_API_KEYS_FILE'] = saved;
+    }
+  });
+
   it('SIGHUP reloads the file too', async () => {
     const k = cli('create', '--name', 'hup')[0] as { key: string };
     process.emit('SIGHUP', 'SIGHUP');
