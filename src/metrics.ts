@@ -27,23 +27,23 @@ export interface EngineMetricsSource {
  * and each worker's /metrics fetches this text from it, so every scrape sees the one engine's batches.
  */
 export class EngineMetrics implements EngineMetricsSource {
-  readonly registry = new Registry();
+  readonly #registry = new Registry();
   readonly #batchSize = new Histogram({
     name: 'sentio_engine_batch_size_texts', help: 'Texts per engine run',
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.registry],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.#registry],
   });
   readonly #inferenceTime = new Histogram({
     name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run, from hand-off to the native engine to its result (tokenization and inference)',
-    buckets: LATENCY_BUCKETS, registers: [this.registry],
+    buckets: LATENCY_BUCKETS, registers: [this.#registry],
   });
 
   constructor(gauges: () => EngineGauges) {
     new Gauge({
-      name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.registry],
+      name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.#registry],
       collect() { this.set(gauges().queuedTexts); },
     });
     new Gauge({
-      name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.registry],
+      name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.#registry],
       collect() { this.set(gauges().inFlightBatches); },
     });
   }
@@ -55,7 +55,7 @@ export class EngineMetrics implements EngineMetricsSource {
   }
 
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.#registry.metrics();
   }
 }
 
