@@ -11,6 +11,7 @@ import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
 import { appendedSince } from '../store/context-store.js';
+import { PerKeyQueue } from '../store/per-key-queue.js';
 import type { ContextRecord, ContextStore, CopyHeld, StoredMessage, Transferred } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
 import { extendWindow } from '../store/message-window.js';
@@ -89,6 +90,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
   // a context whose record was dropped crosses whole at its next read or append.
   const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
   const transferred: Transferred = { since: 0, whole: 0 };
+  const appends = new PerKeyQueue();
   const contexts: ContextStore = {
     async get(id) {
       const held = cache.get(id);
@@ -102,12 +104,13 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
       cache.set(id, record);
       return record;
     },
-    async append(id, messages) {
+    // One at a time per context in this worker (PerKeyQueue), each naming the copy the last one left.
+    append: (id, messages) => appends.run(id, async () => {
       const held = cache.get(id);
       const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held)]), held, transferred);
       cache.set(id, record);
       return record;
-    },
+    }),
     size: () => rpc.call<number>('ctx.size', []),
     transferred: () => ({ ...transferred }),
     close: async () => {}, // the main thread owns and closes the stores

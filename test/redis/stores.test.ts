@@ -119,6 +119,17 @@ describe('RedisContextStore', () => {
     expect(list(await narrow.append('bounds', [message('n1')]))).toEqual(await truth());
   });
 
+  it('concurrent appends to one context from one process move each message about once', async () => {
+    const store = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 1000 });
+    await store.append('burst', [message('seed')]); // held here, as a busy context is
+    const before = store.transferred().since;
+    const records = await Promise.all(Array.from({ length: 300 }, (_, i) => store.append('burst', [message(`b${i}`)])));
+    // Concurrently, each of the 300 got back everything appended since the same stale copy: ~45,000.
+    expect(store.transferred().since - before).toBeLessThanOrEqual(300);
+    expect(records.map((r) => r.total)).toEqual(Array.from({ length: 300 }, (_, i) => i + 2));
+    expect(ids(await store.get('burst'))).toEqual(['seed', ...Array.from({ length: 300 }, (_, i) => `b${i}`)]);
+  });
+
   it('adding to a long session moves the new messages, not the history', async () => {
     const conn = await connection();
     const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 1000 });

@@ -18,6 +18,7 @@ import { LRUCache } from 'lru-cache';
 import { DEFAULT_CACHED_MESSAGES } from '../context-store.js';
 import type { ContextRecord, ContextStore, MessageList, StoredMessage, Transferred } from '../context-store.js';
 import { extendWindow } from '../message-window.js';
+import { PerKeyQueue } from '../per-key-queue.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 import { contextKeys, contextMetaPattern } from './keys.js';
@@ -100,6 +101,7 @@ export class RedisContextStore implements ContextStore {
   readonly #fakeClock: (() => number) | undefined;
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #transferred: Transferred = { since: 0, whole: 0 };
+  readonly #appends = new PerKeyQueue();
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -144,7 +146,12 @@ export class RedisContextStore implements ContextStore {
     return record;
   }
 
-  async append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
+  /** One at a time per context in this process (PerKeyQueue); the wait is outside the Redis command timeout. */
+  append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
+    return this.#appends.run(contextId, () => this.#append(contextId, messages));
+  }
+
+  async #append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
