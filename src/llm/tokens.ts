@@ -7,7 +7,11 @@ export const BYTES_PER_TOKEN = 4;
 export const TOKENS_PER_MESSAGE = 4;
 
 export function estimateTokens(text: string): number {
-  return text ? Math.ceil(Buffer.byteLength(text, 'utf8') / BYTES_PER_TOKEN) : 0;
+  return text ? bytesToTokens(Buffer.byteLength(text, 'utf8')) : 0;
+}
+
+export function bytesToTokens(bytes: number): number {
+  return Math.ceil(bytes / BYTES_PER_TOKEN);
 }
 
 export function estimatePromptTokens(messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>, tools?: unknown): number {

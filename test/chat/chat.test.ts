@@ -204,6 +204,39 @@ describe('V2 chat, non-streaming', () => {
     expect(j.usage.analyse_tokens).toBeGreaterThan(0);
   });
 
+  it('estimates tool calls as their names and arguments, the same streamed in fragments or not', async () => {
+    const calls = [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' }, { id: 'call_2', name: 'get_time', arguments: '{"tz":"Europe/Oslo"}' }];
+    const expected = Math.ceil(calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0) / 4);
+    llm.enqueue({ kind: 'reply', toolCalls: calls, usage: false });
+    const plain = (await (await s.post(V2, v2([user('weather and time?')], { emotion_guidance: false }))).json()) as Record<string, any>;
+    expect(plain.usage.completion_tokens).toBe(expected);
+    llm.enqueue({ kind: 'reply', toolCalls: calls, usage: false }); // streamed: each call's arguments in two fragments
+    const streamed = await (await s.post(V2, v2([user('weather and time?')], { emotion_guidance: false, stream: true }))).text();
+    const last = streamed.split('\n\n').map((e) => e.slice('data: '.length)).filter((d) => d.includes('"usage"')).at(-1)!;
+    expect((JSON.parse(last) as Record<string, any>).usage.completion_tokens).toBe(expected);
+  });
+
+  it('a long reply reaches the client whole, and is scored and stored as its first 8 KiB', async () => {
+    const reply = 'I am so glad you asked, this is wonderful news. '.repeat(600); // 28,800 bytes
+    const id = `long-reply-${Date.now()}`;
+    for (const stream of [false, true]) {
+      llm.enqueue({ kind: 'reply', content: reply });
+      const r = await s.post(V2, v2([user('tell me everything')], { context_id: id, stream, emotion_guidance: false }));
+      const got = stream
+        ? (await r.text()).split('\n\n').map((e) => e.slice('data: '.length)).filter((d) => d.startsWith('{"id"'))
+          .map((d) => (JSON.parse(d) as Record<string, any>).choices[0]?.delta?.content ?? '').join('')
+        : ((await r.json()) as Record<string, any>).choices[0].message.content;
+      expect(got).toBe(reply);
+    }
+    const stored = [...((await s.sentio.service.history(id)) ?? [])].filter((m) => m.role === 'assistant');
+    expect(stored).toHaveLength(2);
+    for (const m of stored) {
+      expect(Buffer.byteLength(m.text)).toBeLessThanOrEqual(8_192);
+      expect(reply.startsWith(m.text)).toBe(true);
+      expect(m.text.length).toBeGreaterThan(8_000);
+    }
+  });
+
   it('V1-shaped entries when emotion_model is emotion-v1 in a V2 chat', async () => {
     const r = await s.post(V2, v2([user('I am furious with my landlord')], { emotion_model: 'emotion-v1' }));
     expect(r.status).toBe(200);

@@ -28,7 +28,7 @@ import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamUsage } from '../../llm/types.js';
-import { estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
+import { bytesToTokens, estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
 import { entryFor } from '../entries.js';
 import type { Scored } from './entries.js';
@@ -116,7 +116,7 @@ class ChatTurn {
     const usage = completion.usage ?? undefined;
     const tail = await this.#finish(await analysis, replyText, {
       prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
-      completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(replyText) + toolTokens(message.tool_calls),
+      completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(replyText) + bytesToTokens(toolCallBytes(message.tool_calls)),
     });
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
@@ -246,9 +246,12 @@ class ChatTurn {
   async #finish(user: UserAnalysis, replyText: string, llmUsage: { prompt_tokens: number; completion_tokens: number }): Promise<Record<string, unknown>> {
     const { service } = this.deps;
     let reply: Scored | undefined;
-    if (replyText) {
-      const [scores] = await service.score([replyText], this.ctx.signal);
-      reply = { text: replyText, scores: scores!, eq: computeEq(scores!, this.req.eq) };
+    // The reply is kept and scored as its first SENTIO_MAX_MESSAGE_BYTES, the bound every stored text has:
+    // a reply may be 32 MiB, and the model reads its first 128 tokens anyway.
+    const kept = truncateUtf8(replyText, this.deps.config.limits.messageBytes);
+    if (kept) {
+      const [scores] = await service.score([kept], this.ctx.signal);
+      reply = { text: kept, scores: scores!, eq: computeEq(scores!, this.req.eq) };
     }
     const analysed = user.stored.scores.tokens + (reply?.scores.tokens ?? 0);
     this.ctx.analysedTokens += analysed;
@@ -257,7 +260,7 @@ class ChatTurn {
     if (this.req.contextId !== undefined) {
       const items = [];
       if (this.req.userIsNew) items.push({ input: { role: 'user' as const, text: this.#userText }, scores: user.stored.scores, eq: user.stored.eq });
-      if (reply) items.push({ input: { role: 'assistant' as const, text: replyText }, scores: reply.scores, eq: reply.eq });
+      if (reply) items.push({ input: { role: 'assistant' as const, text: reply.text }, scores: reply.scores, eq: reply.eq });
       if (this.ctx.signal.aborted) throw new AppError('internal_error', 'request aborted by the client'); // nothing stored for a gone client
       if (items.length) trend = await service.appendScored(this.req.contextId, items);
     }
@@ -281,8 +284,11 @@ class ChatTurn {
     messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>,
   ): Promise<void> {
     const head = `{"id":${JSON.stringify(this.#id)},"object":"chat.completion.chunk","created":${this.#created},"model":${JSON.stringify(this.req.publicModel)},"choices":`;
+    // Only the reply's beginning is kept (what #finish scores and stores); its size is counted for the estimate.
+    const keep = this.deps.config.limits.messageBytes;
     let text = '';
-    let toolArgs = 0;
+    let textBytes = 0;
+    let toolBytes = 0;
     let usage: UpstreamUsage | undefined;
     let finished = false;
     try {
@@ -292,8 +298,11 @@ class ChatTurn {
         if (!choices || choices.length === 0) continue; // a usage-only chunk: reported in the last chunk
         for (const c of choices) {
           const delta = c.delta;
-          if (typeof delta?.content === 'string') text += delta.content;
-          if (delta?.tool_calls) toolArgs += toolTokens(delta.tool_calls);
+          if (typeof delta?.content === 'string') {
+            if (text.length < keep) text += delta.content.slice(0, keep - text.length);
+            textBytes += Buffer.byteLength(delta.content, 'utf8');
+          }
+          if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
           if (c.finish_reason) finished = true;
         }
         await sse.send(`${head}${JSON.stringify(choices)}}`);
@@ -306,7 +315,7 @@ class ChatTurn {
       this.#observeLatency();
       const tail = await this.#finish(await analysis, text, {
         prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
-        completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(text) + toolArgs,
+        completion_tokens: tokenCount(usage?.completion_tokens) ?? bytesToTokens(textBytes) + bytesToTokens(toolBytes),
       });
       const last = { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices: [], ...tail };
       await sse.send(JSON.stringify(last));
@@ -334,8 +343,26 @@ function tokenCount(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }
 
-function toolTokens(calls: unknown): number {
-  return calls === undefined || calls === null ? 0 : estimateTokens(JSON.stringify(calls));
+/**
+ * Bytes of the tool calls' function names and arguments, whole or as stream deltas (whose fragments add
+ * up to the same): the JSON text a model generates, not the wrapper (index, id, type) around it.
+ */
+function toolCallBytes(calls: unknown): number {
+  if (!Array.isArray(calls)) return 0;
+  let n = 0;
+  for (const c of calls) {
+    const f = (c as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+    if (typeof f?.name === 'string') n += Buffer.byteLength(f.name, 'utf8');
+    if (typeof f?.arguments === 'string') n += Buffer.byteLength(f.arguments, 'utf8');
+  }
+  return n;
+}
+
+/** At most `max` bytes of UTF-8, cut at a character boundary. */
+function truncateUtf8(text: string, max: number): string {
+  if (text.length * 3 <= max || Buffer.byteLength(text, 'utf8') <= max) return text;
+  const cut = new TextDecoder().decode(Buffer.from(text, 'utf8').subarray(0, max));
+  return cut.endsWith('\uFFFD') && !text.startsWith(cut) ? cut.slice(0, -1) : cut;
 }
 
 function mean(xs: readonly number[]): number {
