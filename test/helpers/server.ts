@@ -49,7 +49,8 @@ export async function startTestServer(
   });
   const logger = createLogger(config.logLevel, sink);
   let engineMetrics: EngineMetrics | undefined;
-  const engine = opts.engine ?? (await testEngine({ onBatch: (run) => engineMetrics?.observeBatch(run) }));
+  // The engine main.ts would build from this configuration (SENTIO_QUEUE_MAX, SENTIO_BATCHING, ... apply), on CPU.
+  const engine = opts.engine ?? (await testEngine({ ...config.engine, executionProvider: 'cpu', onBatch: (run) => engineMetrics?.observeBatch(run) }));
   engineMetrics = new EngineMetrics(() => engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
   const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics });
   const base = `http://127.0.0.1:${sentio.port}`;
