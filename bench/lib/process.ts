@@ -18,6 +18,8 @@ export interface Child {
   logFile: string;
   /** Resident memory now, in MB (Linux /proc). */
   rssMb(): number;
+  /** The most resident memory it has had so far, in MB (VmHWM: the kernel's own high-water mark). */
+  peakRssMb(): number;
   /** CPU seconds used so far by its main thread, its engine threads and all others (Linux /proc). */
   cpuSeconds(): ThreadCpu;
   stop(): Promise<void>;
@@ -76,10 +78,8 @@ export async function startChild(script: string, args: string[], env: Record<str
     child,
     port,
     logFile,
-    rssMb() {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      return m ? Number(m[1]) / 1024 : NaN;
-    },
+    rssMb: () => statusMb(child.pid!, 'VmRSS'),
+    peakRssMb: () => statusMb(child.pid!, 'VmHWM'),
     cpuSeconds: () => threadCpu(child.pid!),
     stop: () => new Promise<void>((resolve) => {
       if (exited !== undefined) return resolve();
@@ -87,4 +87,9 @@ export async function startChild(script: string, args: string[], env: Record<str
       child.kill('SIGTERM');
     }),
   };
+}
+
+function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
 }
