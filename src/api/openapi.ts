@@ -12,15 +12,31 @@ function toOpenApiPath(pattern: string): { path: string; params: string[] } {
   return { path, params };
 }
 
+/** What a 200 carries: JSON, except Prometheus text and, for chat with `stream: true`, server-sent events. */
+function successContent(pattern: string): Record<string, unknown> {
+  if (pattern === '/metrics') return { 'text/plain': { schema: { type: 'string' } } };
+  const json = { 'application/json': { schema: { type: 'object' } } };
+  return pattern.endsWith('/chat/completions') ? { ...json, 'text/event-stream': { schema: { type: 'string' } } } : json;
+}
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 },
+  description: 'Visible ASCII, at most 255 bytes: a retry with the same key and body is answered from the first response (docs/security.md)',
+};
+
 export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const { path, params } = toOpenApiPath(r.pattern);
+    const parameters: Array<Record<string, unknown>> = params.map((name) => ({
+      name, in: 'path', required: true, schema: { type: 'string' }, description: 'Percent-decoded; at most 128 bytes of UTF-8',
+    }));
+    if (r.method === 'post' && r.auth) parameters.push(IDEMPOTENCY_KEY);
     const op: Record<string, unknown> = {
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
-      parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', maxLength: 128 } })),
+      parameters,
       responses: {
-        '200': { description: 'Success', content: { 'application/json': { schema: { type: 'object' } } } },
+        '200': { description: 'Success', content: successContent(r.pattern) },
         default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };
@@ -32,10 +48,20 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       };
     }
     (paths[path] ??= {})[r.method] = op;
+    // HEAD is answered on every GET path: the same status and headers, no body (docs/api.md).
+    if (r.method === 'get') {
+      paths[path]!['head'] = { ...op, summary: `${op['summary'] as string} (headers only)`, responses: { '200': { description: 'Success, no body' }, default: { description: 'Error, no body' } } };
+    }
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Sentio', version: '0.1.0', description: 'Emotion analysis and emotion-aware chat. See docs/ for field definitions.' },
+    info: {
+      title: 'Sentio', version: '0.1.0',
+      description: 'Emotion analysis and emotion-aware chat. The request schemas give shapes and types; limits and rules across ' +
+        'fields are not in them: model names (emotion-v1, emotion-v2; chat models from SENTIO_LLM_MODELS), byte limits on texts ' +
+        'and ids, message counts (413), an assistant message needing content or tool_calls, a chat needing a user message, a ' +
+        'sampling parameter given both at the top level and in model_params. See docs/api.md, docs/chat.md and docs/errors.md.',
+    },
     paths,
     components: {
       securitySchemes: {

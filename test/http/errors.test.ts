@@ -54,6 +54,11 @@ describe('authentication', () => {
     const reqSchema = doc.paths['/v2/emotions/analysis'].post.requestBody.content['application/json'].schema;
     expect(reqSchema.required).toContain('messages');
     expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain('context_not_found');
+    // what the server really answers: HEAD on GET paths, Prometheus text, SSE for streamed chat, Idempotency-Key
+    expect(Object.keys(doc.paths['/healthz']).sort()).toEqual(['get', 'head']);
+    expect(Object.keys(doc.paths['/metrics'].get.responses['200'].content)).toEqual(['text/plain']);
+    expect(Object.keys(doc.paths['/v2/chat/completions'].post.responses['200'].content)).toContain('text/event-stream');
+    expect(doc.paths['/v2/emotions/analysis'].post.parameters.map((p: { name: string }) => p.name)).toContain('Idempotency-Key');
   });
 });
 
