@@ -11,6 +11,7 @@ import { EMOTIONS, round4 } from '../core/emotions.js';
 import type { RequestContext, Route } from '../http/server.js';
 import { entryFor, v1Entry, v2Brief, type EntryShape } from './entries.js';
 import type { EmotionParams, V1EmotionRequest, V2EmotionRequest } from './schemas.js';
+import { exceedsUtf8Bytes } from './utf8.js';
 import { parseOrThrow } from './validate.js';
 
 export interface Dialect {
@@ -57,7 +58,7 @@ export function eqParamsOf(params: EmotionParams | undefined): EqParams {
 }
 
 export function checkContextId(id: string, limits: Limits): string {
-  if (Buffer.byteLength(id, 'utf8') > limits.contextIdBytes) {
+  if (exceedsUtf8Bytes(id, limits.contextIdBytes)) {
     throw new AppError('context_id_too_long', `context_id exceeds ${limits.contextIdBytes} bytes`, { param: 'context_id' });
   }
   return id;
@@ -72,7 +73,7 @@ function checkLimits(body: Record<string, unknown>, maxMessages: number, limits:
   }
   messages.forEach((m: unknown, i) => {
     const text = (m as { content?: { text?: unknown } } | null)?.content?.text;
-    if (typeof text === 'string' && text.length * 3 > limits.messageBytes && Buffer.byteLength(text, 'utf8') > limits.messageBytes) {
+    if (typeof text === 'string' && exceedsUtf8Bytes(text, limits.messageBytes)) {
       throw new AppError('message_too_large', `messages[${i}].content.text exceeds ${limits.messageBytes} bytes`, { param: `messages[${i}].content.text` });
     }
   });
@@ -84,7 +85,7 @@ function parseRequest(d: Dialect, body: Record<string, unknown>, maxMessages: nu
   const model = resolveEmotionModel(req.model, d.version);
   const messages = req.messages.map((m, i): MessageInput => {
     const externalId = d.externalIdOf(m);
-    if (externalId !== undefined && Buffer.byteLength(externalId, 'utf8') > limits.externalIdBytes) {
+    if (externalId !== undefined && exceedsUtf8Bytes(externalId, limits.externalIdBytes)) {
       throw new AppError('external_id_too_long', `${d.externalIdField} exceeds ${limits.externalIdBytes} bytes`, { param: `messages[${i}].${d.externalIdField}` });
     }
     return { role: m.role ?? 'user', text: m.content.text, externalId, timestamp: m.timestamp };

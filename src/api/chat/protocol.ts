@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import type { Limits } from '../../config.js';
 import { EmotionParams } from '../schemas.js';
+import { exceedsUtf8Bytes } from '../utf8.js';
 import { parseOrThrow } from '../validate.js';
 import { checkContextId, eqParamsOf, resolveEmotionModel, EMOTION_MODELS } from '../emotion-routes.js';
 import type { EntryShape } from '../entries.js';
@@ -158,7 +159,7 @@ function precheck(d: ChatDialect, body: Record<string, unknown>, limits: Limits)
       throw new AppError('invalid_role', `messages[${i}].role must be one of ${d.roles.join(', ')} (got "${role.slice(0, 32)}")`, { param: `messages[${i}].role` });
     }
     const content = (m as { content?: unknown }).content;
-    if (typeof content === 'string' && content.length * 3 > limits.messageBytes && Buffer.byteLength(content, 'utf8') > limits.messageBytes) {
+    if (typeof content === 'string' && exceedsUtf8Bytes(content, limits.messageBytes)) {
       throw new AppError('message_too_large', `messages[${i}].content exceeds ${limits.messageBytes} bytes`, { param: `messages[${i}].content` });
     }
   });

@@ -30,6 +30,7 @@ import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamUsage } from '../../llm/types.js';
 import { bytesToTokens, estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
+import { truncateUtf8 } from '../utf8.js';
 import { entryFor } from '../entries.js';
 import type { Scored } from './entries.js';
 import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
@@ -356,13 +357,6 @@ function toolCallBytes(calls: unknown): number {
     if (typeof f?.arguments === 'string') n += Buffer.byteLength(f.arguments, 'utf8');
   }
   return n;
-}
-
-/** At most `max` bytes of UTF-8, cut at a character boundary. */
-function truncateUtf8(text: string, max: number): string {
-  if (text.length * 3 <= max || Buffer.byteLength(text, 'utf8') <= max) return text;
-  const cut = new TextDecoder().decode(Buffer.from(text, 'utf8').subarray(0, max));
-  return cut.endsWith('\uFFFD') && !text.startsWith(cut) ? cut.slice(0, -1) : cut;
 }
 
 function mean(xs: readonly number[]): number {
