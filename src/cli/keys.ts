@@ -63,23 +63,21 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
         if (!rec) throw new Error(`no key with id ${id}`);
         // A revoked key stays revoked: rotating it would issue a live key in its name.
         if (rec.revoked && command === 'rotate') throw new Error(`key ${id} is revoked; create a new key instead`);
-        if (rec.revoked) return { already: rec.revoked_at };
+        if (rec.revoked) return { revoked: id, already_revoked_at: rec.revoked_at ?? null };
         rec.revoked = true;
         rec.revoked_at = now;
-        let fresh: { rec: KeyRecord; key: string } | undefined;
+        let printed: Record<string, unknown> = { revoked: id };
         if (command === 'rotate') {
           const g = generateKey(rec.kind);
           const next: KeyRecord = { ...rec, id: newKeyId(), hash: g.hash, hint: g.hint, created_at: now, revoked: false };
           delete next.revoked_at;
           data.keys.push(next);
-          fresh = { rec: next, key: g.key };
+          printed = { revoked: id, id: next.id, name: next.name, kind: next.kind, key: g.key };
         }
         writeKeyFileAtomic(file, data);
-        return { fresh };
+        return printed;
       });
-      const fresh = 'fresh' in result ? result.fresh : undefined;
-      if ('already' in result) out(JSON.stringify({ revoked: id, already_revoked_at: result.already ?? null }));
-      else out(JSON.stringify(fresh ? { revoked: id, id: fresh.rec.id, name: fresh.rec.name, kind: fresh.rec.kind, key: fresh.key } : { revoked: id }));
+      out(JSON.stringify(result));
       return 0;
     }
     default:
