@@ -312,8 +312,8 @@ async function main(): Promise<void> {
     sweep.push(r);
   }
   results.push(...sweep);
-  // The bar's RSS: the server's peak over the whole run (the kernel's high-water mark), not a sample.
-  const rssMb = Math.max(sentio.peakRssMb(), ...results.filter((r) => r.name.startsWith('sentio')).map((r) => r.rssMb ?? 0));
+  // The bar's RSS: the server's peak over the whole run (the kernel's high-water mark, never below a sample).
+  const rssMb = sentio.peakRssMb();
   await sentio.stop();
 
   // Long sessions: contexts at the default bound of stored messages (SENTIO_CONTEXT_MAX_MESSAGES, 1,000),
