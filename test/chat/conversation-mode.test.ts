@@ -17,7 +17,6 @@ import { computeEq } from '../../src/core/eq.js';
 /** Non-crisis development sentences the learned signal (trained on them) still flags; no rule does. */
 const LEARNED_TRAINING_ERRORS = [
   'I just want to disappear to a beach for a week',
-  'I want to sleep forever after this week',
   'I wish I could go to sleep early tonight',
 ];
 
@@ -77,7 +76,8 @@ describe('crisis_intervention', () => {
     if (m.missed.length || m.falseAlarms.length) console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
     expect(m.missed).toEqual([]);
     // The rules raise none; the learned signal, trained on these sets, gets three of its own training
-    // sentences wrong (models/crisis/MODEL.md). Anything else here is a regression.
+    // sentences wrong, one of them excused by the idiom cut (models/crisis/MODEL.md). Anything else here is a
+    // regression.
     expect([...m.falseAlarms].sort()).toEqual([...LEARNED_TRAINING_ERRORS].sort());
   });
 
@@ -169,6 +169,21 @@ describe('crisis_intervention', () => {
       const r = readCrisis(t);
       expect(r.direct ?? r.contextual ?? r.soft, t).toBeUndefined();
     }
+  });
+
+  // docs/conversation-modes.md lists these as kept out; the learned signal alone used to flag "to die for"
+  // (0.97), "dying to see it" and "I want to take my life back" (0.99) through the whole pipeline.
+  it('the idioms the docs name stay out of it, alone and in a sentence, and real intent beside one does not', async () => {
+    for (const t of [
+      'this traffic is killing me', 'I could kill for a pizza', 'dying to see it', "I'm dying to see it", 'to die for',
+      'this cake is to die for', 'I could die of embarrassment', 'I died laughing', 'I cut myself shaving',
+      "I'm cutting back on sugar", 'take my life back', 'I want to take my life back',
+      "I'm ending things with my boyfriend", 'I want to jump into the pool', 'this traffic makes me want to die',
+    ]) expect((await modeOf(t)).mode, t).not.toBe('crisis_intervention');
+    for (const t of [
+      "I'm dying to see it end, I want to kill myself",
+      'this traffic is killing me and honestly I want to end my life tonight',
+    ]) expect((await modeOf(t)).mode, t).toBe('crisis_intervention');
   });
 });
 
