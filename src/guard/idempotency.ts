@@ -6,7 +6,6 @@
  * failed ran to no effect and may be retried with the same key.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
 import type { Middleware, Reply } from '../http/server.js';
 import type { SseStream } from '../http/sse.js';
@@ -22,42 +21,103 @@ export type ClaimResult =
 
 /** Where idempotency records live: in process, or in Redis when instances share them. */
 export interface IdempotencyStore {
-  /** Atomically claim `scope` for a request with this fingerprint, or report what holds it. */
-  claim(scope: string, fingerprint: string, ttlMs: number): Promise<ClaimResult>;
+  /**
+   * Atomically claim `scope` for a request with this fingerprint, or report what holds it. A claim lives
+   * until complete() or release(), or IN_FLIGHT_LEASE_MS if its holder never ends it.
+   */
+  claim(scope: string, fingerprint: string): Promise<ClaimResult>;
   complete(scope: string, fingerprint: string, reply: StoredReply, ttlMs: number): Promise<void>;
   release(scope: string): Promise<void>;
 }
 
-type Entry = { fingerprint: string; reply?: StoredReply };
+/** Longer than any request may run (body timeout, analysis, an upstream LLM stream). */
+export const IN_FLIGHT_LEASE_MS = 15 * 60_000;
 
+type Done = { fingerprint: string; reply: StoredReply; bytes: number };
+
+/**
+ * Finished records are bounded by bytes in all (`maxBytes`). When full, the API key holding the most bytes
+ * loses its least recently used record: one tenant's volume pushes out its own records, not a quiet
+ * tenant's. Claims of requests still running are kept apart and never evicted (an evicted claim let a
+ * duplicate run a second time); there is one per request in flight, each ended by complete() or
+ * release(), with a lease as the backstop.
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  readonly #entries: LRUCache<string, Entry>;
+  readonly #maxBytes: number;
+  readonly #leaseMs: number;
+  readonly #now: () => number;
+  /** Finished records by API key id, then scope; each LRU map's first entry is its least recent. */
+  readonly #done = new Map<string, Map<string, Done & { expires: number }>>();
+  readonly #bytesByKey = new Map<string, number>();
+  #bytes = 0;
+  readonly #running = new Map<string, { fingerprint: string; expires: number }>();
 
-  /** `maxBytes` bounds the stored responses; the least recently used records go first. */
-  constructor(maxBytes = 64 * 1024 * 1024) {
-    this.#entries = new LRUCache<string, Entry>({
-      maxSize: maxBytes,
-      sizeCalculation: (e) => 256 + (e.reply ? replySize(e.reply) : 0),
-      ttlAutopurge: false,
-    });
+  constructor(maxBytes = 64 * 1024 * 1024, opts: { inFlightLeaseMs?: number; now?: () => number } = {}) {
+    this.#maxBytes = maxBytes;
+    this.#leaseMs = opts.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+    this.#now = opts.now ?? Date.now;
   }
 
-  async claim(scope: string, fingerprint: string, ttlMs: number): Promise<ClaimResult> {
-    const e = this.#entries.get(scope);
-    if (!e) {
-      this.#entries.set(scope, { fingerprint }, { ttl: ttlMs });
-      return { outcome: 'claimed' };
+  async claim(scope: string, fingerprint: string): Promise<ClaimResult> {
+    const now = this.#now();
+    const owner = keyOf(scope);
+    const records = this.#done.get(owner);
+    const done = records?.get(scope);
+    if (done && done.expires > now) {
+      records!.delete(scope); // most recently used: to the back
+      records!.set(scope, done);
+      return { outcome: 'done', fingerprint: done.fingerprint, reply: done.reply };
     }
-    return e.reply ? { outcome: 'done', fingerprint: e.fingerprint, reply: e.reply } : { outcome: 'in_flight', fingerprint: e.fingerprint };
+    if (done) this.#drop(owner, scope);
+    const running = this.#running.get(scope);
+    if (running && running.expires > now) return { outcome: 'in_flight', fingerprint: running.fingerprint };
+    this.#running.set(scope, { fingerprint, expires: now + this.#leaseMs });
+    return { outcome: 'claimed' };
   }
 
   async complete(scope: string, fingerprint: string, reply: StoredReply, ttlMs: number): Promise<void> {
-    this.#entries.set(scope, { fingerprint, reply }, { ttl: ttlMs });
+    this.#running.delete(scope);
+    const owner = keyOf(scope);
+    const bytes = 256 + replySize(reply);
+    if (bytes > this.#maxBytes) return;
+    this.#drop(owner, scope);
+    let records = this.#done.get(owner);
+    if (!records) this.#done.set(owner, (records = new Map()));
+    records.set(scope, { fingerprint, reply, bytes, expires: this.#now() + ttlMs });
+    this.#bytesByKey.set(owner, (this.#bytesByKey.get(owner) ?? 0) + bytes);
+    this.#bytes += bytes;
+    while (this.#bytes > this.#maxBytes) this.#evictFromLargest();
   }
 
   async release(scope: string): Promise<void> {
-    this.#entries.delete(scope);
+    this.#running.delete(scope);
   }
+
+  #evictFromLargest(): void {
+    let largest = '';
+    let most = -1;
+    for (const [owner, bytes] of this.#bytesByKey) if (bytes > most) [largest, most] = [owner, bytes];
+    const oldest = this.#done.get(largest)?.keys().next().value;
+    if (oldest !== undefined) this.#drop(largest, oldest);
+  }
+
+  #drop(owner: string, scope: string): void {
+    const records = this.#done.get(owner);
+    const r = records?.get(scope);
+    if (!r) return;
+    records!.delete(scope);
+    this.#bytes -= r.bytes;
+    const left = (this.#bytesByKey.get(owner) ?? 0) - r.bytes;
+    if (records!.size === 0) {
+      this.#done.delete(owner);
+      this.#bytesByKey.delete(owner);
+    } else this.#bytesByKey.set(owner, left);
+  }
+}
+
+/** The API key id in a scope `idem:<key id>:<Idempotency-Key>` (key ids hold no colon). */
+function keyOf(scope: string): string {
+  return scope.slice(0, scope.indexOf(':', 5));
 }
 
 function replySize(r: StoredReply): number {
@@ -78,7 +138,7 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
       .update(`${ctx.method} ${ctx.route} ${JSON.stringify(ctx.params)}\n`)
       .update(raw ?? Buffer.alloc(0))
       .digest('hex');
-    const claim = await opts.store.claim(scope, fingerprint, opts.ttlMs);
+    const claim = await opts.store.claim(scope, fingerprint);
     if (claim.outcome !== 'claimed') {
       if (claim.fingerprint !== fingerprint) {
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');

@@ -76,7 +76,7 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
-    'idem.claim': async ([scope, fp, ttl]) => value(await stores.idempotency.claim(scope as string, fp as string, ttl as number)),
+    'idem.claim': async ([scope, fp]) => value(await stores.idempotency.claim(scope as string, fp as string)),
     'idem.complete': async ([scope, fp, reply, ttl]) =>
       value(await stores.idempotency.complete(scope as string, fp as string, reply as StoredReply, ttl as number)),
     'idem.release': async ([scope]) => value(await stores.idempotency.release(scope as string)),
@@ -119,7 +119,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
     take: (bucket, cost, capacity, refill, now) => rpc.call<BucketResult>('rl.take', [bucket, cost, capacity, refill, now]),
   };
   const idempotency: IdempotencyStore = {
-    claim: (scope, fp, ttl) => rpc.call<ClaimResult>('idem.claim', [scope, fp, ttl]),
+    claim: (scope, fp) => rpc.call<ClaimResult>('idem.claim', [scope, fp]),
     complete: (scope, fp, reply, ttl) => rpc.call<void>('idem.complete', [scope, fp, reply, ttl]),
     release: (scope) => rpc.call<void>('idem.release', [scope]),
   };

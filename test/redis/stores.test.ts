@@ -212,36 +212,43 @@ describe('RedisIdempotencyStore', () => {
   it('a claim on one connection is in flight on the other, then done with the reply', async () => {
     const a = new RedisIdempotencyStore(await connection());
     const b = new RedisIdempotencyStore(await connection());
-    expect(await a.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'claimed' });
-    expect(await b.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    expect(await a.claim('idem:k:1', 'fp')).toEqual({ outcome: 'claimed' });
+    expect(await b.claim('idem:k:1', 'fp')).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
     const reply = { kind: 'json' as const, status: 200, body: '{"ok":true}', headers: { 'x-a': 'b' } };
     await a.complete('idem:k:1', 'fp', reply, 60_000);
-    expect(await b.claim('idem:k:1', 'fp', 60_000)).toEqual({ outcome: 'done', fingerprint: 'fp', reply });
+    expect(await b.claim('idem:k:1', 'fp')).toEqual({ outcome: 'done', fingerprint: 'fp', reply });
+  });
+
+  it('a claim is held for the lease, whatever the retention (a short one let a duplicate of a long request run)', async () => {
+    const conn = await connection();
+    const a = new RedisIdempotencyStore(conn, { inFlightLeaseMs: 60_000 });
+    expect((await a.claim('idem:k:leased', 'fp')).outcome).toBe('claimed');
+    expect(await conn.client.pttl(`${conn.prefix}idem:k:leased`)).toBeGreaterThan(59_000);
   });
 
   it('concurrent claims: exactly one wins', async () => {
     const stores = [new RedisIdempotencyStore(await connection()), new RedisIdempotencyStore(await connection())];
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.claim('idem:k:race', 'fp', 60_000)));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.claim('idem:k:race', 'fp')));
     expect(results.filter((r) => r.outcome === 'claimed')).toHaveLength(1);
   });
 
   it('an in-flight claim is held only for its lease; a stale holder cannot clobber the new claim', async () => {
     const a = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
     const b = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 60_000 });
-    expect((await a.claim('idem:k:lease', 'fp', 60_000)).outcome).toBe('claimed');
+    expect((await a.claim('idem:k:lease', 'fp')).outcome).toBe('claimed');
     await new Promise((res) => setTimeout(res, 150));
-    expect((await b.claim('idem:k:lease', 'fp', 60_000)).outcome).toBe('claimed');
+    expect((await b.claim('idem:k:lease', 'fp')).outcome).toBe('claimed');
     // a's claim is gone: neither its completion nor its release may touch b's.
     await a.complete('idem:k:lease', 'fp', { kind: 'json', status: 200, body: 'stale', headers: {} }, 60_000);
-    expect(await b.claim('idem:k:lease', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    expect(await b.claim('idem:k:lease', 'fp')).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
     const c = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
-    expect((await c.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+    expect((await c.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
     await new Promise((res) => setTimeout(res, 150));
-    expect((await b.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+    expect((await b.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
     await c.release('idem:k:lease2');
-    expect(await c.claim('idem:k:lease2', 'fp', 60_000)).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
+    expect(await c.claim('idem:k:lease2', 'fp')).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
     await b.release('idem:k:lease2');
-    expect((await c.claim('idem:k:lease2', 'fp', 60_000)).outcome).toBe('claimed');
+    expect((await c.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
   });
 });
 
@@ -262,7 +269,7 @@ describe('Redis lost and back', () => {
     const started = performance.now();
     await expect(contexts.get('c')).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(contexts.append('c', [message('during')])).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(idem.claim('idem:k:down', 'fp', 60_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(idem.claim('idem:k:down', 'fp')).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(performance.now() - started).toBeLessThan(1_000);
     const local = await limits.take('rl:down', 1, 3, 3 / 60_000, Date.now());
     expect(local).toEqual({ allowed: true, tokens: 2 });

@@ -12,12 +12,10 @@
  * honoured without the shared record.
  */
 import { randomBytes } from 'node:crypto';
+import { IN_FLIGHT_LEASE_MS } from '../../guard/idempotency.js';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../../guard/idempotency.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
-
-/** Longer than any request may run (body timeout, analysis, an upstream LLM stream). */
-export const IN_FLIGHT_LEASE_MS = 15 * 60_000;
 
 // KEYS: scope. ARGV: claim, leaseMs. Returns nil when claimed, else the current record.
 const CLAIM = `
@@ -68,9 +66,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return this.#redis.client as unknown as IdempotencyCommands;
   }
 
-  async claim(scope: string, fingerprint: string, ttlMs: number): Promise<ClaimResult> {
+  async claim(scope: string, fingerprint: string): Promise<ClaimResult> {
     const claim = encode({ f: fingerprint, o: randomBytes(12).toString('base64') } satisfies IdempotencyRecord);
-    const lease = String(Math.min(ttlMs, this.#leaseMs));
+    // The lease, not the retention: a claim that ran out while its request still ran let a duplicate run.
+    const lease = String(this.#leaseMs);
     const current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
     if (current === null) {
       this.#claims.set(scope, claim);
