@@ -26,7 +26,7 @@ import { createLogger } from './log.js';
 import { readText } from './core/conversation-mode.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
-import { rateLimitMiddleware, requestCost } from './guard/rate-limit.js';
+import { rateLimiter } from './guard/rate-limit.js';
 import type { RateLimitStore } from './guard/rate-limit.js';
 import { idempotencyMiddleware } from './guard/idempotency.js';
 import type { IdempotencyStore } from './guard/idempotency.js';
@@ -121,6 +121,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or
   // bodies, so they skip the redaction pass: its wildcard paths cost as much as the rest of the line.
   const accessLog = logger.child({}, { redact: [] });
+  const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
   const server = new HttpServer({
     routes,
     keys,
@@ -130,8 +131,9 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     requestTimeoutMs: config.requestTimeoutMs,
     maxInFlight: config.maxInFlight,
     mapError: mapLowerError,
+    admit: rateLimit.admit,
     middleware: [
-      rateLimitMiddleware({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm, costOf: requestCost }),
+      rateLimit.middleware,
       idempotencyMiddleware({
         store: stores.idempotency,
         ttlMs: config.contextTtlSeconds * 1000,

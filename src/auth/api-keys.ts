@@ -50,9 +50,13 @@ export class CompositeKeyVerifier implements KeyVerifier {
   }
 }
 
-/** The key from `x-api-key`, or from `Authorization: Bearer <key>`. */
+/**
+ * The key from `x-api-key`, or from `Authorization: Bearer <key>`: undefined when neither presents one,
+ * '' (never a valid key) for a Bearer header with more than one token after the scheme.
+ */
 export function presentedKey(xApiKey: string, authorization: string): string | undefined {
   if (xApiKey) return xApiKey.trim() || undefined;
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-  return m?.[1];
+  if (m) return m[1];
+  return /^Bearer[ \t]+\S/i.test(authorization) ? '' : undefined;
 }

@@ -33,33 +33,36 @@ export class MemoryRateLimitStore implements RateLimitStore {
 export interface RateLimitOptions {
   store: RateLimitStore;
   defaultRpm: number;
-  /** Tokens a request costs. */
-  costOf: (ctx: RequestContext, body: Record<string, unknown> | undefined) => number;
   now?: () => number;
 }
 
-/** Request weights: one per request, chat two (it also spends upstream LLM time), batch one per 64 texts. */
+/** Tokens a request costs before its body is read: two for chat (it also spends upstream LLM time), else one. */
+export function admissionCost(ctx: RequestContext): number {
+  return ctx.route.endsWith('/chat/completions') ? 2 : 1;
+}
+
+/** What a request costs in all, once its body is known: a batch one per started 64 texts. */
 export function requestCost(ctx: RequestContext, body: Record<string, unknown> | undefined): number {
-  if (ctx.route.endsWith('/chat/completions')) return 2;
   if (ctx.route.includes('batch-analys')) {
     const n = Array.isArray(body?.['messages']) ? (body['messages'] as unknown[]).length : 1;
     return Math.max(1, Math.ceil(n / 64));
   }
-  return 1;
+  return admissionCost(ctx);
 }
 
-export function rateLimitMiddleware(opts: RateLimitOptions): Middleware {
+/**
+ * The per-key limit in two steps. `admit` charges admissionCost before the body is read, so a key past
+ * its quota gets 429 without holding a connection slot or having a megabyte read and parsed, and bodies
+ * that fail count like any request. `middleware` charges what a batch costs beyond that once its body is
+ * parsed (one store round trip more, for batches over 64 texts only).
+ */
+export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestContext) => Promise<void>; middleware: Middleware } {
   const now = opts.now ?? Date.now;
-  return async (ctx, body, _raw, next) => {
-    const key = ctx.key;
-    if (!key) return next();
-    const rpm = key.rateLimitRpm ?? opts.defaultRpm;
+  const take = async (ctx: RequestContext, cost: number, rpm: number): Promise<void> => {
     const refillPerMs = rpm / 60_000;
-    const cost = Math.min(opts.costOf(ctx, body), rpm);
-    const r = await opts.store.take(`rl:${key.id}`, cost, rpm, refillPerMs, now());
-    const remaining = Math.max(0, Math.floor(r.tokens));
+    const r = await opts.store.take(`rl:${ctx.key!.id}`, cost, rpm, refillPerMs, now());
     ctx.replyHeaders['ratelimit-limit'] = String(rpm);
-    ctx.replyHeaders['ratelimit-remaining'] = String(remaining);
+    ctx.replyHeaders['ratelimit-remaining'] = String(Math.max(0, Math.floor(r.tokens)));
     ctx.replyHeaders['ratelimit-reset'] = String(Math.ceil((rpm - r.tokens) / refillPerMs / 1000));
     if (!r.allowed) {
       const retryAfter = Math.max(1, Math.ceil((cost - r.tokens) / refillPerMs / 1000));
@@ -67,6 +70,20 @@ export function rateLimitMiddleware(opts: RateLimitOptions): Middleware {
         headers: { 'retry-after': String(retryAfter) },
       });
     }
-    return next();
+  };
+  const rpmOf = (ctx: RequestContext) => ctx.key!.rateLimitRpm ?? opts.defaultRpm;
+  return {
+    admit: async (ctx) => {
+      if (!ctx.key) return;
+      const rpm = rpmOf(ctx);
+      await take(ctx, Math.min(admissionCost(ctx), rpm), rpm);
+    },
+    middleware: async (ctx, body, _raw, next) => {
+      if (!ctx.key) return next();
+      const rpm = rpmOf(ctx);
+      const rest = Math.min(requestCost(ctx, body), rpm) - Math.min(admissionCost(ctx), rpm);
+      if (rest > 0) await take(ctx, rest, rpm);
+      return next();
+    },
   };
 }

@@ -108,6 +108,8 @@ export interface ServerOptions {
   maxBodyBytes: number;
   requestTimeoutMs: number;
   tls?: { cert: string; key: string } | undefined;
+  /** Runs for an authenticated request before its body is read (the rate limit's admission); throws to refuse. */
+  admit?: (ctx: RequestContext) => Promise<void>;
   middleware?: readonly Middleware[];
   /** Requests handled at once; past it new requests get 503 overloaded at once. */
   maxInFlight?: number;
@@ -271,31 +273,38 @@ export class HttpServer {
     };
 
     const run = async (): Promise<void> => {
-      if (route.auth && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
-        throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
-      }
-      rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
+      // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
+      // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
       if (route.auth) {
         const key = presentedKey(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
-        if (!key) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
-        ctx.key = this.#opts.keys.verify(key);
+        if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
+        ctx.key = key ? this.#opts.keys.verify(key) : undefined;
         if (!ctx.key) throw new AppError('invalid_api_key', 'the API key is not valid');
+        if (this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
+          throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+        }
       }
+      const admit = route.auth ? this.#opts.admit : undefined;
       let body: Record<string, unknown> | undefined;
       let raw: Buffer | undefined;
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
-        if (declared > this.#opts.maxBodyBytes) {
-          throw new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`);
-        }
         const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        if (type !== 'application/json') {
-          throw new AppError('unsupported_media_type', 'Content-Type must be application/json');
+        const refusal = declared > this.#opts.maxBodyBytes
+          ? new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`)
+          : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json') : undefined;
+        if (refusal) {
+          await admit?.(ctx);
+          throw refusal;
         }
-        raw = await readBody(res, {
+        // uWS drops body data that arrives with no onData handler: the read starts in this tick, before the
+        // admission's store round trip, and stops if admission refuses.
+        const stop = new Canceller();
+        abort.signal.addEventListener('abort', () => stop.abort(), { once: true });
+        const reading = readBody(res, {
           limit: this.#opts.maxBodyBytes,
           timeoutMs: this.#opts.requestTimeoutMs,
-          signal: abort.signal,
+          signal: stop.signal,
           onTimeout: () => {
             status = 408;
             if (state.aborted) return;
@@ -303,7 +312,22 @@ export class HttpServer {
             res.close();
           },
         });
+        if (admit) {
+          try {
+            await admit(ctx);
+          } catch (err) {
+            // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
+            reading.catch(() => undefined);
+            stop.abort();
+            throw err;
+          }
+        }
+        raw = await reading;
+        rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
         body = parseJsonObject(raw);
+      } else {
+        await admit?.(ctx);
+        rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       }
       const next = () => Promise.resolve(route.handler(ctx, body));
       const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(

@@ -38,6 +38,28 @@ describe('authentication', () => {
     await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, 'x-api-key': 'nope' }, body }), 401, 'authentication_error', 'invalid_api_key');
     await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, authorization: `Basic ${Buffer.from(`u:${TEST_KEY}`).toString('base64')}` }, body }), 401, 'authentication_error', 'missing_api_key');
     await expectError(await fetch(`${s.base}/v1/emotions/x`, { headers: { authorization: 'Bearer wrong' } }), 401, 'authentication_error', 'invalid_api_key');
+    // A Bearer header was sent, just not a valid one.
+    await expectError(await fetch(`${s.base}/v1/emotions/x`, { headers: { authorization: `Bearer ${TEST_KEY} extra` } }), 401, 'authentication_error', 'invalid_api_key');
+  });
+
+  // The path's id used to be decoded, and the in-flight limit checked, before the key: a caller without
+  // one got 400 invalid_path_parameter or 503 overloaded instead.
+  it('a request without a valid key gets 401 before any other check', async () => {
+    await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`), 401, 'authentication_error', 'missing_api_key');
+    await expectError(await fetch(`${s.base}/v2/emotions/%ZZ/analysis`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': 'nope' }, body: 'x' }), 401, 'authentication_error', 'invalid_api_key');
+    await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`, { headers: { 'x-api-key': TEST_KEY } }), 400, 'invalid_request_error', 'invalid_path_parameter');
+    const t = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '1' });
+    try {
+      const long = { messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} I cannot believe how much everything has changed, honestly`)) };
+      const busy = [t.post('/v2/emotions/batch-analysis', long), t.post('/v2/emotions/batch-analysis', long)];
+      await new Promise((r) => setTimeout(r, 50));
+      await expectError(await fetch(`${t.base}/v2/emotions/x`), 401, 'authentication_error', 'missing_api_key');
+      const shed = await t.get('/v2/emotions/x');
+      expect(shed.status).toBe(503);
+      await Promise.all(busy);
+    } finally {
+      await t.close();
+    }
   });
 
   it('health, readiness and the OpenAPI document need no key', async () => {

@@ -1,5 +1,6 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OTHER_KEY, startTestServer } from '../helpers/server.js';
+import { OTHER_KEY, TEST_KEY, startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -33,6 +34,40 @@ describe('rate limits', () => {
     const other = await s.post('/v2/emotions/analysis', body, { 'x-api-key': OTHER_KEY });
     expect(other.status).toBe(200);
     expect(other.headers.get('ratelimit-remaining')).toBe('4');
+  });
+
+  // The quota used to be charged only once the body was read and parsed: a key past it still had megabyte
+  // bodies read and answered 400 (never 429, no RateLimit-* headers), and could hold connection slots by
+  // sending its bodies slowly until other keys got 503 overloaded.
+  it('is charged before the body is read: failed bodies count, and a key past its quota is refused at once', async () => {
+    const t = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '3' });
+    try {
+      const bad = await fetch(`${t.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: '{"messages": [',
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('ratelimit-remaining')).toBe('2');
+      for (let i = 0; i < 2; i++) expect((await t.post('/v2/emotions/analysis', body)).status).toBe(200);
+      const over = await fetch(`${t.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: `{"x": "${'a'.repeat(1_000_000)}`,
+      });
+      expect(over.status).toBe(429);
+      expect(over.headers.get('ratelimit-remaining')).toBe('0');
+      // Headers only, the body never sent: the 429 comes anyway.
+      const port = Number(new URL(t.base).port);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const sock = net.connect(port, '127.0.0.1', () => sock.write(
+          `POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{`,
+        ));
+        let got = '';
+        sock.on('data', (d) => { got += d.toString(); if (got.includes('\r\n\r\n')) { sock.destroy(); resolve(got); } });
+        sock.on('error', reject);
+        setTimeout(() => { sock.destroy(); resolve(got); }, 3000);
+      });
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 429 Too Many Requests');
+    } finally {
+      await t.close();
+    }
   });
 
   it('batch requests weigh one token per started 64 texts', async () => {
