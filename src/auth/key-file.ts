@@ -104,6 +104,8 @@ export class FileKeyVerifier implements KeyVerifier {
   readonly #logger: Logger | undefined;
   #byDigest = new Map<string, ApiKeyInfo>();
   #watching = false;
+  /** The last reload failed: the previous keys are in force. */
+  #failed = false;
 
   constructor(file: string, logger?: Logger) {
     this.#file = file;
@@ -115,11 +117,13 @@ export class FileKeyVerifier implements KeyVerifier {
     return this.#byDigest.size;
   }
 
-  /** Re-read the file. At start a bad file is fatal; later the previous keys stay in force. */
+  /**
+   * Re-read the file. At start a bad or missing file is fatal; later the previous keys stay in force (a
+   * file moved away for a moment must not lock every tenant out: keys are revoked with `sentio keys`).
+   */
   reload(strict = false): void {
     try {
-      // A missing file reads as empty (the CLI creates it); at start it is a mistake in the setting.
-      if (strict && !existsSync(this.#file)) {
+      if (!existsSync(this.#file)) {
         throw new Error(`${this.#file} does not exist; create it with \`npx sentio keys create --name <name> --file ${this.#file}\``);
       }
       const data = readKeyFile(this.#file);
@@ -128,9 +132,11 @@ export class FileKeyVerifier implements KeyVerifier {
         if (!k.revoked) next.set(k.hash, { id: k.id, name: k.name, rateLimitRpm: k.rate_limit_rpm });
       }
       this.#byDigest = next;
+      this.#failed = false;
       this.#logger?.info({ keys: next.size, file: this.#file }, 'API keys loaded');
     } catch (err) {
       if (strict) throw new Error(`SENTIO_API_KEYS_FILE: ${(err as Error).message}`, { cause: err });
+      this.#failed = true;
       this.#logger?.error({ err, file: this.#file }, 'API key file unreadable; keeping the previous keys');
     }
   }
@@ -139,7 +145,9 @@ export class FileKeyVerifier implements KeyVerifier {
     if (this.#watching) return;
     this.#watching = true;
     watchFile(this.#file, { interval: 250, persistent: false }, (cur, prev) => {
-      if (cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.reload();
+      // After a failed read, any event: a file moved back in place has the stat of the last good read,
+      // which is what Node reports as `prev`, so the comparison alone would never reload it.
+      if (this.#failed || cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.reload();
     });
   }
 

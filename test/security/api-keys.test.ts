@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +103,25 @@ describe('hashed key file and the keys CLI', () => {
     } finally {
       if (saved !== undefined) process.env['SENTIO_API_KEYS_FILE'] = saved;
     }
+  });
+
+  // Moved back, the file had the stat of the last good read, which Node reports as the poll's previous
+  // one: no reload, and the missing file had loaded as no keys, so every key got 401 until SIGHUP.
+  it('a file moved away and back keeps every key working, and later changes still load', async () => {
+    const until = async (want: number) => {
+      const deadline = Date.now() + 2_000;
+      let code = 0;
+      while (Date.now() < deadline && (code = await status(s, live.key)) !== want) await new Promise((r) => setTimeout(r, 50));
+      return code;
+    };
+    renameSync(file, `${file}.away`);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await status(s, live.key)).toBe(200);
+    renameSync(`${file}.away`, file);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await status(s, live.key)).toBe(200);
+    cli('revoke', live.id);
+    expect(await until(401)).toBe(401);
   });
 
   it('SIGHUP reloads the file too', async () => {
