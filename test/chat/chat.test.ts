@@ -3,7 +3,7 @@
  * request validation, model mapping, passthrough, emotions, guidance, tools, memory and upstream errors.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
 
@@ -294,6 +294,22 @@ describe('request validation', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(await errorOf(r)).toMatchObject({ type: 'invalid_request_error', code, param });
     }
+  });
+
+  // JSON.stringify of the upstream body recursed into these and overflowed the stack at ~5,000 levels: 500.
+  it('free-form JSON passed to the LLM (tool parameters, annotations) nested past 64 levels is a 400', async () => {
+    // Written by hand: JSON.stringify here would overflow as the server's did.
+    const nest = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const send = (body: string) => fetch(s.base + V2, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body });
+    const head = '{"model":"llm-k2-thinking","emotion_model":"emotion-v2",';
+    const tools = (depth: number) => `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":${nest(depth)}}}}]`;
+    let r = await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(5000)}}`);
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'tools[0].function.parameters.properties' });
+    r = await send(`${head}"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y","annotations":[${nest(5000)}]},{"role":"user","content":"z"}]}`);
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'messages[1].annotations[0]' });
+    expect((await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(60)}}`)).status).toBe(200);
   });
 
   it('roles: V2 refuses unknown roles, V1 accepts only user and assistant', async () => {

@@ -28,12 +28,29 @@ export const ModelParams = z
 export type ModelParams = z.infer<typeof ModelParams>;
 const MODEL_PARAM_NAMES = Object.keys(ModelParams.shape) as Array<keyof ModelParams>;
 
+/** Deepest nesting accepted in the free-form JSON passed to the LLM: JSON.stringify recurses, and at
+ * about 5,000 levels (a 10 KB body) it overflowed the stack, a 500 instead of a 400. */
+const MAX_JSON_DEPTH = 64;
+
+function nestedWithin(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return false;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
+const FreeJson = z.unknown().refine((v) => nestedWithin(v, MAX_JSON_DEPTH), `nested deeper than ${MAX_JSON_DEPTH} levels`);
+
 const FunctionTool = z.strictObject({
   type: z.literal('function'),
   function: z.strictObject({
     name: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
     description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: z.record(z.string(), FreeJson).optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });
@@ -62,7 +79,7 @@ const V2AssistantMessage = z
     reasoning_content: z.string().nullable().optional(),
     // Fields of OpenAI's response message that clients echo back.
     refusal: z.string().nullable().optional(),
-    annotations: z.array(z.unknown()).optional(),
+    annotations: z.array(FreeJson).optional(),
   })
   .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0, {
     message: 'an assistant message needs content or tool_calls',
