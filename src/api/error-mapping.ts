@@ -9,7 +9,8 @@ export function mapLowerError(err: unknown): AppError | undefined {
     case 'ENGINE_DISPOSED':
       return new AppError('service_unavailable', 'the engine is shutting down', { headers: { 'retry-after': '1' }, cause: err });
     case 'STORE_UNAVAILABLE':
-      return new AppError('service_unavailable', 'the context store is unavailable; stateless and batch analysis still work', { headers: { 'retry-after': '1' }, cause: err });
+      // Idempotency-Key records live in the same store: a stateless request that carries one fails too.
+      return new AppError('service_unavailable', 'the shared store (contexts, Idempotency-Key records) is unavailable; stateless and batch analysis without an Idempotency-Key still work', { headers: { 'retry-after': '1' }, cause: err });
     default:
       return undefined;
   }

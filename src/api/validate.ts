@@ -24,9 +24,12 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.
     path = [...path, issue.keys[0] ?? ''];
     message = `unknown field ${paramPath(path)}`;
   } else if (issue.code === 'invalid_type') {
-    const missing = valueAt(value, issue.path) === undefined;
-    code = missing ? 'missing_field' : 'invalid_type';
-    message = missing ? `${paramPath(path)} is required` : `${paramPath(path)}: expected ${issue.expected}`;
+    const actual = valueAt(value, issue.path);
+    const missing = actual === undefined;
+    // JSON.parse reads 1e400 as Infinity: a number, out of any range.
+    const infinite = typeof actual === 'number' && !Number.isFinite(actual);
+    code = missing ? 'missing_field' : infinite ? 'invalid_value' : 'invalid_type';
+    message = missing ? `${paramPath(path)} is required` : infinite ? `${paramPath(path)}: out of range` : `${paramPath(path)}: expected ${issue.expected}`;
   } else if (wrongKindOfValue(issue, valueAt(value, issue.path))) {
     // A discriminator (a chat message's role) or an enum member: absent is missing, another JSON type
     // is a type error; only a value of the right type that is not allowed stays invalid_value.

@@ -182,7 +182,8 @@ class NativeEngine implements Engine {
     this.info = Object.freeze({
       provider: ni.provider,
       requestedProvider: opts.executionProvider,
-      fallbackReason: ni.fallbackReason === null ? null : firstLine(ni.fallbackReason),
+      // /readyz shows this to anyone: file names, not the install's absolute paths (the log has those).
+      fallbackReason: ni.fallbackReason === null ? null : firstLine(ni.fallbackReason).replace(/(?:\/[^\s/:'"]+)+\/([^\s/:'"]+)/g, '$1'),
       model: { name: manifest.name, version: manifest.version, dir },
       labels: this.labels,
       maxLength: ni.maxLength,

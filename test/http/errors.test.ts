@@ -99,6 +99,9 @@ describe('validation (400)', () => {
     await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
     await expectError(await s.post(p, { messages: [msg()], params: { sensitivity: 2 } }), 400, 'invalid_request_error', 'invalid_value', 'params.sensitivity');
+    // 1e400 parses as Infinity: out of range like 2, not a type error.
+    const huge = await fetch(`${s.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: '{"messages":[{"content":{"text":"x"}}],"params":{"sensitivity":1e400}}' });
+    await expectError(huge, 400, 'invalid_request_error', 'invalid_value', 'params.sensitivity');
     await expectError(await s.post(p, { messages: [msg()], params: { includeSubEmotions: 'yes' } }), 400, 'invalid_request_error', 'invalid_type', 'params.includeSubEmotions');
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: { joy: -1 } } }), 400, 'invalid_request_error', 'invalid_value', 'params.thresholds.joy');
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { smoothing: 'lots' } }), 400, 'invalid_request_error', 'invalid_type', 'params.smoothing');
