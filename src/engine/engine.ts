@@ -7,7 +7,7 @@
  *   await engine.close();
  */
 import { resolve } from 'node:path';
-import type { NativeHandle, NativeInfo, NativeRunResult } from './binding.js';
+import type { NativeHandle, NativeInfo, NativeRunResult, NativeTokenizerTables } from './binding.js';
 import { native } from './binding.js';
 import type { BatcherStats, Dispatcher } from './batcher.js';
 import type { CancelSignal } from './cancel.js';
@@ -122,6 +122,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   try {
     nativeInfo = native.info(handle);
     checkOutputs(nativeInfo, files.manifest);
+    await checkVocabulary(handle, files.tokenizer);
   } catch (err) {
     await native.dispose(handle);
     throw err;
@@ -150,6 +151,20 @@ function checkOutputs(info: NativeInfo, manifest: ModelManifest): void {
     if (got !== width) {
       throw new ModelLoadError(`model output ${name} has width ${String(got)}, the manifest lists ${width} labels`);
     }
+  }
+}
+
+/**
+ * The tokenizer's highest id must be a row of the model's embedding tables: a tokenizer with more ids than
+ * the model knows started and then failed every batch that held a new word, with every text beside it.
+ * One run of [CLS] and that id finds it at start (ONNX Runtime's CPU Gather checks its indices).
+ */
+async function checkVocabulary(handle: NativeHandle, tokenizer: NativeTokenizerTables): Promise<void> {
+  const last = tokenizer.vocab.length - 1;
+  try {
+    await native.run(handle, { ids: Int32Array.of(tokenizer.clsId, last), lengths: Int32Array.of(2) });
+  } catch (err) {
+    throw new ModelLoadError(`the tokenizer has ${last + 1} ids, but the model cannot read id ${last}: tokenizer.json is not this model's (${(err as Error).message.split('\n')[0]})`, { cause: err });
   }
 }
 

@@ -50,6 +50,12 @@ async function readJson<T>(path: string, what: string): Promise<T> {
 }
 
 function checkManifest(m: ModelManifest, path: string): void {
+  if (typeof m.name !== 'string' || !m.name || typeof m.version !== 'string' || !m.version) {
+    throw new ModelLoadError(`${path}: name and version must be non-empty strings`);
+  }
+  if (!Number.isInteger(m.max_length) || m.max_length < 1) {
+    throw new ModelLoadError(`${path}: max_length must be a positive integer`);
+  }
   const labels = (o: { labels?: unknown } | undefined): boolean =>
     Array.isArray(o?.labels) && o.labels.every((l) => typeof l === 'string');
   const outs = m.outputs as Partial<ModelManifest['outputs']> | undefined;
@@ -70,7 +76,10 @@ export async function sha256File(path: string): Promise<string> {
 
 async function verifyChecksum(dir: string, file: string, manifest: ModelManifest): Promise<void> {
   const expected = manifest.files?.[file]?.sha256;
-  if (!expected) return; // the manifest does not pin this file
+  // Unpinned, a swapped or damaged file would serve wrong scores without a word.
+  if (typeof expected !== 'string' || !expected) {
+    throw new ModelLoadError(`${join(dir, MANIFEST_FILE)} pins no sha256 for ${file} (files["${file}"].sha256); add it, e.g. from \`sha256sum ${file}\``);
+  }
   const path = join(dir, file);
   const actual = await sha256File(path);
   if (actual !== expected) {
@@ -85,6 +94,13 @@ export function tokenizerTables(file: TokenizerFile, path: string): NativeTokeni
   if (file.algorithm !== 'sentio-wordpiece-1') {
     throw new ModelLoadError(`${path}: unsupported tokenizer algorithm ${JSON.stringify(file.algorithm)}`);
   }
+  const bad = !Array.isArray(file.vocab) || !file.vocab.every((t) => typeof t === 'string') ? 'vocab must be an array of strings'
+    : !Array.isArray(file.char_map) ? 'char_map must be an array'
+    : !Array.isArray(file.classes) ? 'classes must be an array'
+    : typeof file.special_tokens !== 'object' || file.special_tokens === null ? 'special_tokens must be an object'
+    : !Number.isInteger(file.max_length) || file.max_length < 1 ? 'max_length must be a positive integer'
+    : undefined;
+  if (bad) throw new ModelLoadError(`${path}: ${bad}`);
   const ids = new Map<string, number>();
   file.vocab.forEach((token, i) => ids.set(token, i)); // later duplicates win, as in the reference
   const special = (name: 'pad' | 'unk' | 'cls'): number => {
@@ -128,6 +144,9 @@ export async function readModelFiles(dir: string, opts: { verifyChecksums: boole
   checkManifest(manifest, manifestPath);
   const tokenizerPath = join(dir, TOKENIZER_FILE);
   const file = await readJson<TokenizerFile>(tokenizerPath, 'tokenizer');
+  if (file?.max_length !== manifest.max_length) {
+    throw new ModelLoadError(`${tokenizerPath}: max_length ${String(file?.max_length)} differs from the manifest's ${manifest.max_length}: the files are from different models`);
+  }
   if (opts.verifyChecksums) {
     await verifyChecksum(dir, MODEL_FILE, manifest);
     await verifyChecksum(dir, TOKENIZER_FILE, manifest);

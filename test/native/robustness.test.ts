@@ -1,6 +1,6 @@
 /** Hostile inputs and lifecycle abuse: every case ends in a result or a typed error, never a crash. */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,6 +188,33 @@ describe('load failures', () => {
     expect(err).toBeInstanceOf(ModelLoadError);
     expect((err as ModelLoadError).code).toBe('ENGINE_MODEL_LOAD_FAILED');
     expect((err as Error).message).toContain('cannot load model');
+  });
+
+  // Each of these started a server that answered wrongly or failed later (engine probe, 2026-11-26).
+  it('refuses files that do not belong together or are not pinned', async () => {
+    const real = join(MODEL_DIR, 'model.onnx');
+    const manifest = JSON.parse(readFileSync(join(MODEL_DIR, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+    const tokenizer = JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer.json'), 'utf8')) as Record<string, unknown>;
+    const variant = (name: string, m: Record<string, unknown>, t: Record<string, unknown> = tokenizer) => {
+      const d = copyDir(name, readFileSync(real));
+      writeFileSync(join(d, 'manifest.json'), JSON.stringify(m));
+      writeFileSync(join(d, 'tokenizer.json'), JSON.stringify(t));
+      return createEngine({ modelDir: d, executionProvider: 'cpu', warmup: false, verifyChecksums: false }).catch((e: unknown) => e);
+    };
+    const expectLoadError = (err: unknown, pattern: RegExp) => {
+      expect(err).toBeInstanceOf(ModelLoadError);
+      expect((err as Error).message).toMatch(pattern);
+    };
+    const { files: _files, ...unpinned } = manifest;
+    const d = copyDir('unpinned', readFileSync(real));
+    writeFileSync(join(d, 'manifest.json'), JSON.stringify(unpinned));
+    expectLoadError(await createEngine({ modelDir: d, executionProvider: 'cpu', warmup: false }).catch((e: unknown) => e), /pins no sha256 for model\.onnx/);
+    expectLoadError(await variant('no-version', { ...manifest, version: undefined }), /name and version/);
+    expectLoadError(await variant('max-length', manifest, { ...tokenizer, max_length: 512 }), /max_length 512 differs from the manifest's 128/);
+    expectLoadError(await variant('no-vocab', manifest, { ...tokenizer, vocab: undefined }), /vocab must be an array of strings/);
+    const vocab = tokenizer['vocab'] as string[];
+    expectLoadError(await variant('big-vocab', manifest, { ...tokenizer, vocab: [...vocab, ...vocab.map((t) => `${t}_x`)] }),
+      new RegExp(`the tokenizer has ${vocab.length * 2} ids, but the model cannot read id ${vocab.length * 2 - 1}`));
   });
 
   it('rejects executionProvider cuda at load on a host without CUDA', async () => {
