@@ -2,7 +2,7 @@
  * The V2 EQ dimensions, derived from the model's three heads. docs/eq-dimensions.md gives every formula,
  * range and threshold with a worked example; keep the two in step.
  */
-import { EMOTIONS, SUB_EMOTIONS, clamp, dominant } from './emotions.js';
+import { EMOTIONS, SUB_EMOTIONS, clamp, dominant, round4 } from './emotions.js';
 import type { Emotion, EmotionVector, Scores, SubEmotion } from './emotions.js';
 
 export type IntensityLevel = 'critical' | 'high' | 'moderate' | 'subtle' | 'minimal';
@@ -101,7 +101,8 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
   return {
     category,
     intensity,
-    intensityLevel: intensityLevel(intensity),
+    // From the value the response shows: 0.149996 is shown as 0.15 and must read as subtle, not minimal.
+    intensityLevel: intensityLevel(round4(intensity)),
     valence,
     arousal,
     complexity: complexityOf(s, wonderIndex, intensity),

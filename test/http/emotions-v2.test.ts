@@ -26,6 +26,9 @@ function expectV2Entry(e: Record<string, unknown>, text: string) {
   expect(e['intensity']).toBeGreaterThanOrEqual(0);
   expect(e['intensity']).toBeLessThanOrEqual(1);
   expect(LEVELS).toContain(e['intensityLevel']);
+  // The level is the one the shown number falls in (docs/eq-dimensions.md's thresholds).
+  const shown = e['intensity'] as number;
+  expect(e['intensityLevel']).toBe(shown >= 0.8 ? 'critical' : shown >= 0.6 ? 'high' : shown >= 0.35 ? 'moderate' : shown >= 0.15 ? 'subtle' : 'minimal');
   expect(e['valence']).toBeGreaterThanOrEqual(-1);
   expect(e['valence']).toBeLessThanOrEqual(1);
   expect(e['arousal']).toBeGreaterThanOrEqual(0);
@@ -127,6 +130,13 @@ describe('EQ dimensions on sentences', () => {
   it('bittersweet text is not simple', async () => {
     const e = await analyze("I'm so proud of her but I'll miss her terribly");
     expect(e['complexity']).not.toBe('simple');
+  });
+
+  // Scored 0.149996: shown as 0.15 and labelled minimal, when 0.15 is subtle (the level was decided unrounded).
+  it('the level follows the intensity as shown, at a threshold too', async () => {
+    const e = await analyze('Came here to say this...... Oh dear OP');
+    expect(e['intensity']).toBe(0.15);
+    expect(e['intensityLevel']).toBe('subtle');
   });
 
   it('a flat statement has minimal or subtle intensity', async () => {
