@@ -109,6 +109,7 @@ export class LlmClient {
       throw call.explain(err);
     }
     call.idle(); // from here on the timeout is an idle gap between chunks
+    const timeoutMs = this.#timeoutMs;
     const iterate = async function* (): AsyncGenerator<UpstreamChunk> {
       const parser = new SseParser(STREAM_EVENT_LIMIT);
       // A character may be split across two pieces: decoding each piece alone would turn it into U+FFFD.
@@ -120,12 +121,16 @@ export class LlmClient {
         // back to the keep-alive pool instead of being closed (a new connection per stream otherwise).
         const pieces = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
         for await (const piece of pieces) {
-          call.idle();
           received += piece.length;
           if (received > COMPLETION_BODY_LIMIT) {
             throw new AppError('upstream_error', `the upstream LLM streamed more than ${COMPLETION_BODY_LIMIT} bytes`);
           }
-          for (const data of parser.push(decoder.write(piece))) {
+          const lines = parser.lines;
+          const events = parser.push(decoder.write(piece));
+          // Progress is a line ended (an SSE comment too: upstreams send them as keep-alives while a model
+          // thinks), not a byte: an upstream trickling one byte of an event at a time was never timed out.
+          if (parser.lines !== lines) call.idle();
+          for (const data of events) {
             if (data === '[DONE]') {
               finished = true;
               return;
@@ -148,8 +153,8 @@ export class LlmClient {
         throw call.explain(err);
       } finally {
         call.done();
-        if (finished) res.resume();
-        else res.destroy();
+        if (finished && !res.complete) drainWithin(res, timeoutMs);
+        else if (!finished) res.destroy();
       }
     };
     const it = iterate();
@@ -188,6 +193,7 @@ class UpstreamCall {
   #failure: Failure | undefined;
   /** done() was called: the request is over, and its socket may already serve another call from the pool. */
   #ended = false;
+  #rejectResponse: (err: Error) => void = () => undefined;
   readonly #onAbort = () => this.abort();
 
   constructor(req: http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
@@ -195,6 +201,7 @@ class UpstreamCall {
     this.#signal = signal;
     this.#timeoutMs = timeoutMs;
     this.response = new Promise<IncomingMessage>((resolve, reject) => {
+      this.#rejectResponse = reject;
       // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
       req.on('error', reject);
       req.once('response', (res) => {
@@ -264,7 +271,22 @@ class UpstreamCall {
     this.#failure = reason;
     this.done();
     this.#req.destroy(new Error(reason));
+    // A request still queued for one of the pool's sockets emits neither 'error' nor 'close' when
+    // destroyed (Node 20): without this its caller waited for a response for ever.
+    this.#rejectResponse(new Error(reason));
   }
+}
+
+/**
+ * Read what follows [DONE] so that the socket goes back to the keep-alive pool, but not for longer than
+ * the timeout: an upstream that never ended its response after [DONE] held its socket for good, and
+ * once the pool's 1,024 were held every new chat waited for one.
+ */
+function drainWithin(res: IncomingMessage, timeoutMs: number): void {
+  const timer = setTimeout(() => res.destroy(), timeoutMs);
+  timer.unref();
+  res.once('close', () => clearTimeout(timer));
+  res.resume();
 }
 
 function readAll(res: IncomingMessage, limit: number, truncate = false): Promise<string> {

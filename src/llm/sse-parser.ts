@@ -16,9 +16,15 @@ export class SseParser {
   #partialChars = 0;
   #data: string[] = [];
   #dataChars = 0;
+  #lines = 0;
 
   constructor(maxEventChars = Number.POSITIVE_INFINITY) {
     this.#maxEventChars = maxEventChars;
+  }
+
+  /** Lines ended so far, comments included: what counts as the upstream making progress. */
+  get lines(): number {
+    return this.#lines;
   }
 
   /** Feed text; returns the data of every event completed by it. */
@@ -59,6 +65,7 @@ export class SseParser {
   }
 
   #line(line: string, out: string[]): void {
+    this.#lines++;
     if (line === '') {
       if (this.#data.length) out.push(this.#data.join('\n'));
       this.#data = [];

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TEST_KEY, startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { DEFAULT_REPLY, FakeLlm } from '../helpers/fake-llm.js';
+import { LlmClient } from '../../src/llm/client.js';
 
 let s: TestServer;
 let llm: FakeLlm;
@@ -346,5 +347,59 @@ describe('malformed upstream streams', () => {
     expect(events.at(-2)!.json!.error.message).toMatch(/streamed more than/);
     expect(events.length).toBeGreaterThan(400);
     await stillServing();
+  });
+
+  // Its socket was drained after [DONE] with no deadline: held for good, and once the pool's 1,024 were
+  // held every new chat waited for one, unanswered and unlogged (stream probe, 2026-11-26).
+  it('an upstream that never ends its response after [DONE] has its socket closed within the timeout', async () => {
+    llm.enqueue({ kind: 'raw', open: true, pieces: [chunk([{ index: 0, delta: { content: 'hi there' }, finish_reason: 'stop' }]), 'data: [DONE]\n\n'] });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    expect(events.some((e) => e.json?.error)).toBe(false);
+    const r = llm.last!;
+    await llm.settled(r, 2_000); // SENTIO_LLM_TIMEOUT_MS is 500 here
+    expect(r.closedEarly).toBe(true);
+  });
+
+  it('an upstream that trickles an event a byte at a time, never ending a line, is timed out', async () => {
+    const event = chunk([{ index: 0, delta: { content: 'never finished' } }]);
+    llm.enqueue({ kind: 'raw', gapMs: 200, pieces: [chunk([{ index: 0, delta: { role: 'assistant' } }]), ...event.slice(0, 40)] });
+    const started = Date.now();
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_timeout' });
+    expect(Date.now() - started).toBeLessThan(4_000); // the 40 bytes would take 8 s
+  });
+
+  it('SSE comments count as the upstream making progress (keep-alives while a model thinks)', async () => {
+    llm.enqueue({ kind: 'raw', gapMs: 200, pieces: [
+      chunk([{ index: 0, delta: { role: 'assistant' } }]), ...Array.from({ length: 6 }, () => ': keep-alive\n'),
+      chunk([{ index: 0, delta: { content: 'done thinking' }, finish_reason: 'stop' }]), 'data: [DONE]\n\n'] });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.some((e) => e.json?.error)).toBe(false);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+  });
+
+  it('a call waiting for one of the pool\'s sockets is timed out and can be aborted', async () => {
+    const client = new LlmClient({ baseUrl: llm.url, timeoutMs: 300, maxSockets: 1 });
+    try {
+      // A stream that holds the only socket for 2 s, never idle for the 300 ms timeout.
+      llm.enqueue({ kind: 'raw', gapMs: 100, pieces: Array.from({ length: 20 }, () => chunk([{ index: 0, delta: { content: 'x' } }])) });
+      const holder = await client.stream({ model: 'm', messages: [] }, new AbortController().signal);
+      const drained = (async () => { for await (const _ of holder) { /* read on */ } })().catch(() => undefined);
+      let started = Date.now();
+      const queued = await client.complete({ model: 'm', messages: [] }, new AbortController().signal).catch((e: unknown) => e);
+      expect(queued).toMatchObject({ code: 'upstream_timeout' });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      const ac = new AbortController();
+      started = Date.now();
+      const aborted = client.complete({ model: 'm', messages: [] }, ac.signal).catch((e: unknown) => e);
+      setTimeout(() => ac.abort(), 50);
+      expect((await aborted as Error).name).toBe('UpstreamAbortedError');
+      expect(Date.now() - started).toBeLessThan(250);
+      holder.abort();
+      await drained;
+    } finally {
+      client.close();
+    }
   });
 });

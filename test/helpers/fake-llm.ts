@@ -42,7 +42,7 @@ export type Behavior =
    * A 200 whose body is these pieces, each its own write, `gapMs` apart (so that they arrive as separate
    * reads): malformed or oddly split bodies. A function is called per piece index (bodies too large to hold).
    */
-  | { kind: 'raw'; contentType?: string; pieces: ReadonlyArray<string | Buffer> | { count: number; piece: (i: number) => string | Buffer }; gapMs?: number };
+  | { kind: 'raw'; contentType?: string; pieces: ReadonlyArray<string | Buffer> | { count: number; piece: (i: number) => string | Buffer }; gapMs?: number; /** Never end the response. */ open?: boolean };
 
 export interface Received {
   path: string;
@@ -208,7 +208,7 @@ export class FakeLlm {
       if (!res.write(piece)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
       if (b.gapMs) await sleep(b.gapMs);
     }
-    if (!res.destroyed) res.end();
+    if (!res.destroyed && !b.open) res.end();
   }
 
   async #json(res: http.ServerResponse, model: string, body: Received['body'], b: Extract<Behavior, { kind: 'reply' }>): Promise<void> {
