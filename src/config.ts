@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
+import { shippedModelDir } from './repo-paths.js';
 
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no'])
@@ -63,7 +64,7 @@ const EnvSchema = z.object({
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
   /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
   SENTIO_HEAP_GROWTH_PERCENT: int(100, 0, 1_000),
-  SENTIO_MODEL_DIR: z.string().default('models/emotion'),
+  SENTIO_MODEL_DIR: z.string().default(shippedModelDir()),
   SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
   /** Engine threads running batches in parallel; 0 = one per core up to 4 (docs/engine.md). */
   SENTIO_INFERENCE_THREADS: int(0, 0, 256),

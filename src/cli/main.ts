@@ -11,6 +11,7 @@ import { v1Entry, v2Entry } from '../api/entries.js';
 import { eqParamsOf } from '../api/emotion-routes.js';
 import { EmotionParams } from '../api/schemas.js';
 import { keysCommand } from './keys.js';
+import { shippedModelDir } from '../repo-paths.js';
 
 const USAGE = `usage:
   sentio analyze [--model emotion-v2|emotion-v1] [--params JSON] TEXT [TEXT ...]
@@ -28,7 +29,7 @@ async function analyze(argv: string[]): Promise<number> {
   }
   const params = EmotionParams.parse(values.params ? JSON.parse(values.params) : {});
   const engine = await createEngine({
-    modelDir: values['model-dir'] ?? process.env['SENTIO_MODEL_DIR'] ?? 'models/emotion',
+    modelDir: values['model-dir'] || process.env['SENTIO_MODEL_DIR'] || shippedModelDir(),
     executionProvider: 'cpu',
     warmup: false,
   });

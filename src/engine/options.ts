@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import type { Clock } from './clock.js';
 import type { ExecutionProvider, GraphOptimization } from './binding.js';
 import { EngineInputError } from './errors.js';
+import { shippedModelDir } from '../repo-paths.js';
 
 /** A pino-compatible logger subset: the engine logs a line at load (and a warning on CUDA fallback). */
 export interface EngineLogger {
@@ -72,7 +73,7 @@ export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'logger' | 'clo
   Pick<EngineOptions, 'logger' | 'clock' | 'onBatch'> & { cudaDeviceId: number };
 
 export const ENGINE_DEFAULTS = {
-  modelDir: 'models/emotion',
+  modelDir: shippedModelDir(),
   executionProvider: 'auto',
   cudaDeviceId: 0,
   inferenceThreads: 0,

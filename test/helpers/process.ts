@@ -1,5 +1,6 @@
 /** Run the built server (dist/src/main.js) as a child process, as `npm start` does. */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
@@ -12,8 +13,9 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+export async function startServerProcess(env: Record<string, string>, opts: { cwd?: string } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
     env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...redisTestEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,6 @@
-/** The built server (dist/, as `npm start` runs it) with HTTP workers, and with an unreachable Redis. */
+/** The built server (dist/, as `npm start` runs it) with HTTP workers, from another directory, and with an unreachable Redis. */
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { startServerProcess } from '../helpers/process.js';
 
@@ -22,6 +23,21 @@ describe('server process', () => {
       const deadline = Date.now() + 2_000;
       while (workersSeen().size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(workersSeen().size).toBe(2);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+  });
+
+  // The default model directory was relative to the working directory: started elsewhere (a service
+  // manager's default), the server refused to start for want of models/emotion there.
+  it('started from another directory, it finds the model that ships with it', async () => {
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY }, { cwd: tmpdir() });
+    try {
+      const r = await fetch(`${p.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"so happy"}}]}',
+      });
+      expect(r.status).toBe(200);
     } finally {
       p.child.kill('SIGTERM');
     }
