@@ -85,9 +85,9 @@ const CUTTING_TOOLS = 'mandoline|mandolin|grater|slicer|box cutter|saw|lid|sheet
 /** Cuts from kitchen and work tools ("I keep cutting myself on the mandoline at work"). */
 const TOOL_CUTS = new RegExp(`\\bcutting myself on (?:a|the|my|an) (?:${CUTTING_TOOLS}|knife|paper|can|tin)\\b`);
 /** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
+const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
 /** "take my life back / in my own hands / seriously": what may follow "take my life" in an idiom. */
 const LIFE_IDIOM_TAIL = '(?:back|in|into|to|seriously|forward|more|by|one|day|a)\\b';
-const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
 
 /**
  * Tier 1: phrasings that speak of suicide or self-harm on their own. Each is decisive whatever the

@@ -98,8 +98,7 @@ export function tokenizerTables(file: TokenizerFile, path: string): NativeTokeni
     : !Array.isArray(file.char_map) ? 'char_map must be an array'
     : !Array.isArray(file.classes) ? 'classes must be an array'
     : typeof file.special_tokens !== 'object' || file.special_tokens === null ? 'special_tokens must be an object'
-    : !Number.isInteger(file.max_length) || file.max_length < 1 ? 'max_length must be a positive integer'
-    : undefined;
+    : undefined; // max_length: readModelFiles checks it against the manifest's
   if (bad) throw new ModelLoadError(`${path}: ${bad}`);
   const ids = new Map<string, number>();
   file.vocab.forEach((token, i) => ids.set(token, i)); // later duplicates win, as in the reference
