@@ -39,7 +39,11 @@ const EnvSchema = z.object({
   SENTIO_CONTEXT_MAX: int(100_000, 1),
   /** Messages kept per context; the oldest is evicted past this (its lookup then answers 404). */
   SENTIO_CONTEXT_MAX_MESSAGES: int(1_000, 1),
-  SENTIO_REDIS_URL: z.string().optional(),
+  /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
+  SENTIO_REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
+    .refine((u) => /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
+    .optional(),
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
   /** A Redis command not answered within this fails with 503: fail fast rather than queue behind a dead server. */

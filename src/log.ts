@@ -21,9 +21,24 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       base: { service: 'sentio' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: ['*.authorization', '*.apiKey', '*.api_key', '*["x-api-key"]'], censor: '[redacted]' },
+      serializers: { err: errorFields },
     },
     destination ?? new BlockDestination(pino.destination({ sync: true })),
   );
+}
+
+/**
+ * An error as its type, message, code, stack and causes, never its other fields: a library's error may
+ * carry what it was sent (ioredis's, the command's arguments: a request's texts, 28 KB of them in one
+ * logged line), where pino's own serializer copies every field.
+ */
+export function errorFields(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error)) return err;
+  const out: Record<string, unknown> = { type: err.name, message: err.message, stack: err.stack };
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') out['code'] = code;
+  if (err.cause !== undefined && depth < 3) out['cause'] = errorFields(err.cause, depth + 1);
+  return out;
 }
 
 type Destination = ReturnType<typeof pino.destination>;

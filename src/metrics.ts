@@ -96,9 +96,14 @@ export class Metrics {
     this.#engine = sources.engine;
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();
+    // While the store cannot be read (Redis down), the last count read: 0 would read as "no contexts".
+    let lastContexts = 0;
     new Gauge({
-      name: 'sentio_contexts_stored', help: 'Contexts held by the context store', registers: [this.registry],
-      async collect() { this.set(await sources.contexts().catch(() => 0)); },
+      name: 'sentio_contexts_stored', help: 'Contexts held by the context store (the last count read while it cannot be read)', registers: [this.registry],
+      async collect() {
+        lastContexts = await sources.contexts().catch(() => lastContexts);
+        this.set(lastContexts);
+      },
     });
     const transferred = sources.transferred;
     if (transferred) {

@@ -15,6 +15,9 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Start again on the same port (empty: there is no persistence). */
   restart(): Promise<void>;
+  /** SIGSTOP / SIGCONT: connections stay open and nothing is answered, as with a Redis that hangs. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -31,6 +34,12 @@ export async function startRedis(): Promise<RedisServer> {
         },
         async restart() {
           child = await spawnRedis(port);
+        },
+        pause() {
+          child.kill('SIGSTOP');
+        },
+        resume() {
+          child.kill('SIGCONT');
         },
         async stop() {
           await stopChild(child, 'SIGTERM');

@@ -29,4 +29,24 @@ describe('PerKeyQueue', () => {
     await tick();
     expect(await q.run('a', async () => 'again')).toBe('again'); // the key's chain was let go, not stuck
   });
+
+  // Behind a store that stopped answering, the tenth queued append had answered after ten timeouts.
+  it('a task still waiting after its bound fails without running, and the order holds for the ones after it', async () => {
+    const q = new PerKeyQueue();
+    let release!: () => void;
+    const stuck = q.run('a', () => new Promise<string>((r) => { release = () => r('first'); }));
+    const ran: string[] = [];
+    const wait = { ms: 50, error: () => new Error('waited too long') };
+    const started = Date.now();
+    const late = q.run('a', async () => { ran.push('late'); return 'late'; }, wait);
+    await expect(late).rejects.toThrow('waited too long');
+    expect(Date.now() - started).toBeLessThan(500);
+    const next = q.run('a', async () => { ran.push('next'); return 'next'; });
+    await tick();
+    expect(ran).toEqual([]); // still behind the first, which has not finished
+    release();
+    expect(await stuck).toBe('first');
+    expect(await next).toBe('next');
+    expect(ran).toEqual(['next']); // the one that timed out never ran
+  });
 });

@@ -23,8 +23,12 @@ const RECONNECT_MAX_MS = 2_000;
 /** How long the first connection may take before start-up gives up. */
 const CONNECT_TIMEOUT_MS = 5_000;
 
-/** Redis replies that mean "not serving right now" rather than "your command is wrong". */
-const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY|NOREPLICAS)\b/;
+/**
+ * Redis replies that mean "not serving this instance now" rather than "your command is wrong": a full Redis
+ * under noeviction (OOM) and credentials rotated under a running instance among them (each had been a 500
+ * on every request, the rate limiter's included).
+ */
+const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY|NOREPLICAS|OOM|NOAUTH|WRONGPASS|NOPERM)\b/;
 
 export class RedisStartupError extends Error {
   override name = 'RedisStartupError';
@@ -36,11 +40,12 @@ export function reconnectDelayMs(attempt: number): number {
   return Math.round(capped * (0.75 + Math.random() * 0.25));
 }
 
-/** The URL with any password replaced, for logs and error messages. */
+/** The URL with any password replaced (before the host, or as ioredis's `?password=`), for logs and errors. */
 export function redactRedisUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
     return u.toString();
   } catch {
     return '(unparsable SENTIO_REDIS_URL)';
@@ -50,14 +55,17 @@ export function redactRedisUrl(url: string): string {
 export class RedisConnection {
   readonly client: Redis;
   readonly prefix: string;
+  readonly commandTimeoutMs: number;
   readonly #logger: Logger | undefined;
   readonly #url: string;
   #lastError: string | undefined;
   #up = false;
   #closed = false;
+  #connections = 0;
 
   private constructor(opts: RedisConnectionOptions) {
     this.prefix = opts.prefix;
+    this.commandTimeoutMs = opts.commandTimeoutMs;
     this.#logger = opts.logger;
     this.#url = redactRedisUrl(opts.url);
     this.client = new Redis(opts.url, {
@@ -70,11 +78,16 @@ export class RedisConnection {
       keepAlive: 10_000,
       retryStrategy: (attempt) => (this.#closed ? null : reconnectDelayMs(attempt)),
     });
-    // Without a listener ioredis prints every failed reconnection attempt; log state changes instead.
+    // Without a listener ioredis prints every failed reconnection attempt; log state changes instead, and
+    // each new reason while down (a rotated password said nothing after "connection lost").
     this.client.on('error', (err: Error) => {
+      if (!this.#up && this.#lastError !== undefined && err.message !== this.#lastError && !this.#closed) {
+        this.#logger?.warn({ redis: this.#url, reason: err.message }, 'redis still unavailable');
+      }
       this.#lastError = err.message;
     });
     this.client.on('ready', () => {
+      this.#connections++;
       if (!this.#up && this.#lastError !== undefined) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
       this.#up = true;
     });
@@ -98,6 +111,9 @@ export class RedisConnection {
         }),
       ]);
       await conn.client.ping();
+      // ioredis carries on in database 0 when its SELECT fails (an index past the server's databases).
+      const db = new URL(opts.url).pathname.slice(1);
+      if (db) await conn.client.select(Number(db));
     } catch (err) {
       conn.#closed = true;
       conn.client.disconnect();
@@ -108,6 +124,11 @@ export class RedisConnection {
     }
     conn.#logger?.info({ redis: conn.#url, prefix: conn.prefix }, 'redis connected');
     return conn;
+  }
+
+  /** How many times the connection has become ready: a change means Redis came back since. */
+  get connections(): number {
+    return this.#connections;
   }
 
   /** Whether commands can be sent now. */
@@ -135,9 +156,14 @@ export class RedisConnection {
   }
 }
 
-/** A ReplyError other than the transient ones is a bug in our command; everything else is "unavailable". */
+/**
+ * A ReplyError other than the transient ones is a bug in our command; everything else is "unavailable".
+ * Neither keeps ioredis's error as its cause: that carries the command's arguments, texts included, into
+ * any log line that records the error.
+ */
 function toStoreError(err: unknown): unknown {
   const e = err as { name?: string; message?: string } | null;
-  if (e?.name === 'ReplyError' && !TRANSIENT_REPLY.test(e.message ?? '')) return err;
-  return new StoreUnavailableError(`redis: ${e?.message ?? String(err)}`, { cause: err });
+  const message = `redis: ${e?.message ?? String(err)}`;
+  if (e?.name === 'ReplyError' && !TRANSIENT_REPLY.test(e.message ?? '')) return new Error(message);
+  return new StoreUnavailableError(message);
 }

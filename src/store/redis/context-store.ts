@@ -15,7 +15,7 @@
  * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
-import { DEFAULT_CACHED_MESSAGES } from '../context-store.js';
+import { DEFAULT_CACHED_MESSAGES, StoreUnavailableError } from '../context-store.js';
 import type { ContextRecord, ContextStore, MessageList, StoredMessage, Transferred } from '../context-store.js';
 import { extendWindow } from '../message-window.js';
 import { PerKeyQueue } from '../per-key-queue.js';
@@ -48,12 +48,17 @@ if stale > 0 then
   local updated = redis.call('HGET', KEYS[1], 'updatedAt')
   if updated and tonumber(updated) <= stale then redis.call('DEL', KEYS[1], KEYS[2]) end
 end
+-- A new context starts empty: under volatile-lru Redis may have evicted the record but kept its list.
+-- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
+-- is not refused, so deleting nothing first would let every append past noeviction.)
+if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
 redis.call('HSETNX', KEYS[1], 'createdAt', now)
 redis.call('HSET', KEYS[1], 'updatedAt', now)
 local n = #ARGV - 5
 local total = redis.call('HINCRBY', KEYS[1], 'total', n)
 if n > 0 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 6))
+  -- In slices: unpack() of some 8,000 values passes Lua's limit.
+  for i = 6, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
   redis.call('LTRIM', KEYS[2], -max, -1)
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
@@ -146,9 +151,15 @@ export class RedisContextStore implements ContextStore {
     return record;
   }
 
-  /** One at a time per context in this process (PerKeyQueue); the wait is outside the Redis command timeout. */
+  /**
+   * One at a time per context in this process (PerKeyQueue). The wait for its turn is bounded by the
+   * command timeout too, so an append answers 503 within two timeouts even behind a frozen Redis.
+   */
   append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
-    return this.#appends.run(contextId, () => this.#append(contextId, messages));
+    return this.#appends.run(contextId, () => this.#append(contextId, messages), {
+      ms: this.#redis.commandTimeoutMs,
+      error: () => new StoreUnavailableError('redis: an earlier append to this context has not been answered'),
+    });
   }
 
   async #append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {

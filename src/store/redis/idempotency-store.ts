@@ -70,7 +70,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const claim = encode({ f: fingerprint, o: randomBytes(12).toString('base64') } satisfies IdempotencyRecord);
     // The lease, not the retention: a claim that ran out while its request still ran let a duplicate run.
     const lease = String(this.#leaseMs);
-    const current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
+    let current: Buffer | null;
+    try {
+      current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
+    } catch (err) {
+      // A stalled Redis may still apply the claim: nobody would own it, and the key would answer 409 for
+      // the whole lease. The release goes out behind it on the same connection, so Redis applies it after.
+      this.#redis.run(() => this.#commands.sentioIdemRelease(this.#redis.prefix + scope, claim)).catch(() => undefined);
+      throw err;
+    }
     if (current === null) {
       this.#claims.set(scope, claim);
       return { outcome: 'claimed' };

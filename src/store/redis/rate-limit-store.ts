@@ -38,11 +38,17 @@ interface RateLimitCommands {
   sentioTakeToken(bucket: string, cost: string, capacity: string, refillPerMs: string): Promise<[number, string]>;
 }
 
+/** While failing open, how often one request also tries Redis to find out whether it is back. */
+const RETRY_REDIS_MS = 1_000;
+
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #redis: RedisConnection;
   readonly #local = new MemoryRateLimitStore();
   readonly #logger: Logger | undefined;
   #failingOpen = false;
+  #nextTry = 0;
+  /** The connection's `connections` when Redis failed: once it has reconnected, try Redis at once. */
+  #failedOn = 0;
 
   constructor(redis: RedisConnection, logger?: Logger) {
     this.#redis = redis;
@@ -50,8 +56,17 @@ export class RedisRateLimitStore implements RateLimitStore {
     redis.client.defineCommand('sentioTakeToken', { numberOfKeys: 1, lua: TAKE });
   }
 
-  /** `now` is only used by the local fallback; in Redis the bucket runs on Redis's clock. */
+  /**
+   * `now` is only used by the local fallback; in Redis the bucket runs on Redis's clock. Once Redis has
+   * failed, requests use the local bucket at once until the connection is made again, or for a second
+   * (then one request tries Redis): with a frozen Redis every request had waited out the command timeout
+   * here first, and then again for its context.
+   */
   async take(bucket: string, cost: number, capacity: number, refillPerMs: number, now: number): Promise<BucketResult> {
+    if (this.#failingOpen && Date.now() < this.#nextTry && this.#redis.connections === this.#failedOn) {
+      return this.#local.take(bucket, cost, capacity, refillPerMs, now);
+    }
+    this.#nextTry = Date.now() + RETRY_REDIS_MS;
     try {
       const [allowed, tokens] = await this.#redis.run((c) =>
         (c as unknown as RateLimitCommands).sentioTakeToken(
@@ -63,6 +78,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       return { allowed: allowed === 1, tokens: Number(tokens) };
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
+      this.#failedOn = this.#redis.connections;
       if (!this.#failingOpen) {
         this.#failingOpen = true;
         this.#logger?.warn({ reason: err.message }, 'redis unavailable: rate limits fall back to per-process buckets');

@@ -1,0 +1,136 @@
+/**
+ * Redis failing in the ways an outside probe found mishandled (2026-11-26): full under noeviction, frozen,
+ * a context half evicted, a huge append, a database that does not exist. One real redis-server.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnalysisEngine } from '../../src/app.js';
+import { contextKeys } from '../../src/store/redis/keys.js';
+import { redactRedisUrl } from '../../src/store/redis/connection.js';
+import { errorFields } from '../../src/log.js';
+import { testEngine } from '../helpers/engine.js';
+import { startRedis } from '../helpers/redis.js';
+import type { RedisServer } from '../helpers/redis.js';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+let admin: Redis;
+let engine: AnalysisEngine;
+const opened: TestServer[] = [];
+
+function borrowed(e: AnalysisEngine): AnalysisEngine {
+  return { labels: e.labels, analyze: (t, o) => e.analyze(t, o), describe: () => e.describe(), close: async () => {} };
+}
+
+async function server(env: Record<string, string> = {}): Promise<TestServer> {
+  const prefix = `f${randomBytes(4).toString('hex')}:`;
+  const s = await startTestServer({ SENTIO_REDIS_URL: redis.url, SENTIO_REDIS_PREFIX: prefix, SENTIO_RATE_LIMIT_RPM: '100000', ...env }, { engine: borrowed(engine) });
+  opened.push(s);
+  return s;
+}
+
+const analyse = (s: TestServer, ctx: string | undefined, texts: string[], headers: Record<string, string> = {}) =>
+  s.post(ctx ? `/v2/emotions/${ctx}/analysis` : '/v2/emotions/analysis', { messages: texts.map((text) => ({ content: { text } })) }, headers);
+
+beforeAll(async () => {
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+  engine = await testEngine();
+});
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  admin?.disconnect();
+  await redis?.stop();
+  await engine?.close();
+});
+
+describe('Redis failures', () => {
+  it('full under noeviction: stateless requests answer 200, context writes 503, never 500', async () => {
+    const s = await server();
+    await admin.set('ballast', 'x'.repeat(200_000));
+    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', String(used - 50_000));
+    try {
+      expect((await analyse(s, undefined, ['hello there'])).status).toBe(200);
+      const w = await analyse(s, 'full', ['hello there']);
+      expect(w.status).toBe(503);
+      expect((await w.json()).error.code).toBe('service_unavailable');
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      await admin.del('ballast');
+    }
+    expect((await analyse(s, 'full', ['hello again'])).status).toBe(200);
+  });
+
+  it('frozen: appends queued behind a stuck one, and stateless requests, answer within two command timeouts', async () => {
+    const s = await server({ SENTIO_REDIS_TIMEOUT_MS: '300' });
+    expect((await analyse(s, 'frozen', ['warm'])).status).toBe(200);
+    redis.pause();
+    try {
+      const started = Date.now();
+      const timed = (p: Promise<Response>) => p.then((r) => ({ status: r.status, ms: Date.now() - started }));
+      const stuck = timed(analyse(s, 'frozen', ['the first, whose append hangs']));
+      await new Promise((r) => setTimeout(r, 400)); // its append is now waiting on Redis
+      const queued = await Promise.all(Array.from({ length: 9 }, (_, i) => timed(analyse(s, 'frozen', [`queued ${i}`]))));
+      const stateless = await Promise.all(Array.from({ length: 5 }, (_, i) => timed(analyse(s, undefined, [`stateless ${i}`]))));
+      for (const r of [await stuck, ...queued]) expect(r.status).toBe(503);
+      for (const r of stateless) expect(r.status).toBe(200);
+      // The probe saw the tenth of ten queued appends answer after ten timeouts behind a proxy that stalled
+      // one command; with SIGSTOP here the old code answered in time too, so the wait bound itself is
+      // pinned in test/unit/per-key-queue.test.ts. This pins the end-to-end bound.
+      expect(Math.max(...queued.map((r) => r.ms))).toBeLessThan(1_500);
+    } finally {
+      redis.resume();
+    }
+  });
+
+  it('a claim whose command timed out does not hold its Idempotency-Key once Redis answers again', async () => {
+    const s = await server({ SENTIO_REDIS_TIMEOUT_MS: '300' });
+    redis.pause();
+    let first: Response;
+    try {
+      first = await analyse(s, 'idem-stall', ['once'], { 'idempotency-key': 'stalled-claim' });
+    } finally {
+      redis.resume();
+    }
+    expect(first.status).toBe(503);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await analyse(s, 'idem-stall', ['once'], { 'idempotency-key': 'stalled-claim' })).status).toBe(200);
+  });
+
+  it('a context whose record Redis evicted but whose list it kept starts empty', async () => {
+    const s = await server();
+    const r = await analyse(s, 'halved', ['first', 'second']);
+    expect(r.status).toBe(200);
+    const prefix = s.config.redisPrefix;
+    await admin.del(contextKeys(prefix, 'halved').meta); // what volatile-lru may do to one of the two keys
+    await analyse(s, 'halved', ['third']);
+    const state = await (await s.get('/v2/emotions/halved')).json();
+    expect(state.trajectory.baseline.messageCount).toBe(1);
+  });
+
+  it('a context analysis of 9,000 messages is stored (Lua unpack() stopped near 8,000)', async () => {
+    const s = await server({ SENTIO_MAX_MESSAGES: '10000' });
+    const r = await analyse(s, 'huge', Array.from({ length: 9_000 }, (_, i) => `m${i}`));
+    expect(r.status).toBe(200);
+  });
+
+  it('a database the server does not have stops the start, and a password in the query is not logged', async () => {
+    await expect(server({ SENTIO_REDIS_URL: `${redis.url}/99` })).rejects.toThrow(/DB index is out of range/);
+    expect(redactRedisUrl('redis://127.0.0.1:6379/0?password=hunter2')).not.toContain('hunter2');
+  });
+});
+
+describe('error log fields', () => {
+  it('keep type, message, code and causes, never what a library attached (ioredis: the command and its texts)', () => {
+    const inner = Object.assign(new Error('OOM command not allowed'), { command: { name: 'evalsha', args: ['a diary text'] } });
+    const err = Object.assign(new Error('redis: failed', { cause: inner }), { code: 'X' });
+    const logged = JSON.stringify(errorFields(err));
+    expect(logged).toContain('OOM command not allowed');
+    expect(logged).toContain('"code":"X"');
+    expect(logged).not.toContain('a diary text');
+  });
+});
