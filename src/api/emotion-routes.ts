@@ -174,6 +174,10 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       handler: async (ctx) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
         const messageId = ctx.params[1]!;
+        // A message id is an externalId or one Sentio gave: one longer than externalIds may be is malformed.
+        if (exceedsUtf8Bytes(messageId, limits.externalIdBytes)) {
+          throw new AppError('external_id_too_long', `message_id exceeds ${limits.externalIdBytes} bytes`, { param: 'message_id' });
+        }
         const a = await service.getMessage(contextId, messageId);
         return {
           status: 200,

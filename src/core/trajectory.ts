@@ -2,7 +2,7 @@
  * A context's emotional trajectory (V2): the recent valence trend and the long-run baseline.
  * Definitions and thresholds: docs/context-and-trajectory.md.
  */
-import { EMOTIONS, SUB_EMOTIONS } from './emotions.js';
+import { EMOTIONS, SUB_EMOTIONS, round4 } from './emotions.js';
 import type { Emotion, EmotionVector, Scores, SubEmotionVector } from './emotions.js';
 import type { MessageList, StoredMessage } from '../store/context-store.js';
 
@@ -48,10 +48,12 @@ export function trendOf(messages: MessageList): Trend {
   let swing = 0;
   for (let i = 1; i < n; i++) swing += Math.abs(window[i]! - window[i - 1]!);
   swing /= n - 1;
+  // Decided on the trend as the response shows it (4 decimals): 0.149996 is shown as 0.15, which is improving.
+  const shown = round4(valenceTrend);
   let direction: TrendDirection = 'stable';
-  if (n >= 3 && swing >= VOLATILITY_THRESHOLD && Math.abs(valenceTrend) < swing) direction = 'volatile';
-  else if (valenceTrend >= TREND_THRESHOLD) direction = 'improving';
-  else if (valenceTrend <= -TREND_THRESHOLD) direction = 'declining';
+  if (n >= 3 && swing >= VOLATILITY_THRESHOLD && Math.abs(shown) < swing) direction = 'volatile';
+  else if (shown >= TREND_THRESHOLD) direction = 'improving';
+  else if (shown <= -TREND_THRESHOLD) direction = 'declining';
   return { direction, valenceTrend };
 }
 

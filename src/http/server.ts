@@ -435,11 +435,15 @@ function paramCount(route: Route): number {
   return n;
 }
 
+/** Path parameters by position, as errors name them (docs/errors.md): every route's first is a context id. */
+const PATH_PARAMS = ['context_id', 'message_id'];
+
 function decodeParam(raw: string, index: number): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new AppError('invalid_path_parameter', `path parameter ${index + 1} is not valid percent-encoding`);
+    const name = PATH_PARAMS[index] ?? `path parameter ${index + 1}`;
+    throw new AppError('invalid_path_parameter', `${name} is not valid percent-encoding`, { param: name });
   }
 }
 

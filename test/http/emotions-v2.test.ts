@@ -217,6 +217,17 @@ describe('context analysis, state and lookup (V2)', () => {
     expect(after.trajectory.baseline.baselineValence).toBeLessThan(first.trajectory.baseline.baselineValence);
   });
 
+  // The direction was decided on the unrounded trend: 0.149996 showed as 0.15 with direction stable.
+  it('the trend direction follows the valenceTrend as shown, at its threshold too', async () => {
+    const ctx = `trend-edge-${Date.now()}`;
+    for (const text of ['I feel calm', 'Today I am thrilled']) {
+      expect((await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ content: { text } }] })).status).toBe(200);
+    }
+    const trend = (await (await s.get(`/v2/emotions/${ctx}`)).json()).trajectory.trend;
+    expect(trend.valenceTrend).toBe(0.15);
+    expect(trend.direction).toBe('improving');
+  });
+
   it('a declining conversation is reported as declining', async () => {
     const ctx = `ctx-down-${Date.now()}`;
     let j: { trajectory: { trend: { direction: string } } } | undefined;

@@ -47,7 +47,7 @@ describe('authentication', () => {
   it('a request without a valid key gets 401 before any other check', async () => {
     await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`), 401, 'authentication_error', 'missing_api_key');
     await expectError(await fetch(`${s.base}/v2/emotions/%ZZ/analysis`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': 'nope' }, body: 'x' }), 401, 'authentication_error', 'invalid_api_key');
-    await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`, { headers: { 'x-api-key': TEST_KEY } }), 400, 'invalid_request_error', 'invalid_path_parameter');
+    await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`, { headers: { 'x-api-key': TEST_KEY } }), 400, 'invalid_request_error', 'invalid_path_parameter', 'context_id');
     const t = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '1' });
     try {
       const long = { messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} I cannot believe how much everything has changed, honestly`)) };
@@ -134,7 +134,11 @@ describe('validation (400)', () => {
     await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: [{ ...msg(), external_id: 'x'.repeat(129) }] }), 400, 'invalid_request_error', 'external_id_too_long', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(256) }), 400, 'invalid_request_error', 'idempotency_key_invalid', 'Idempotency-Key');
     expect((await s.post(p, { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(255) })).status).toBe(200);
-    await expectError(await s.get('/v2/emotions/%E0%A4%A'), 400, 'invalid_request_error', 'invalid_path_parameter');
+    await expectError(await s.get('/v2/emotions/%E0%A4%A'), 400, 'invalid_request_error', 'invalid_path_parameter', 'context_id');
+    await expectError(await s.get('/v2/emotions/ctx/message/%ZZ'), 400, 'invalid_request_error', 'invalid_path_parameter', 'message_id');
+    // A looked-up message id is bound like the externalIds it names (it was a 404).
+    await expectError(await s.get(`/v2/emotions/ctx/message/${'x'.repeat(129)}`), 400, 'invalid_request_error', 'external_id_too_long', 'message_id');
+    await expectError(await s.get(`/v2/emotions/${'c'.repeat(128)}/message/${'x'.repeat(128)}`), 404, 'not_found_error', 'message_not_found', 'message_id');
   });
 });
 
