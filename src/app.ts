@@ -158,6 +158,8 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
       server.stopListening();
       await server.waitIdle(graceMs);
       server.closeAll();
+      // Interrupted streams end their handlers (and log 503) as their next write fails: a moment, not a grace.
+      await server.waitIdle(1_000);
       process.off('SIGHUP', reloadKeys);
       keyFile?.close();
       await stores.close();

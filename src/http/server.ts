@@ -137,6 +137,8 @@ export class HttpServer {
   #draining = false;
   /** Streams being written, for closeAll. */
   readonly #streams = new Set<SseStream>();
+  /** Requests not yet answered: closeAll() answers them 503. */
+  readonly #pending = new Set<() => void>();
 
   constructor(opts: ServerOptions) {
     this.#opts = opts;
@@ -195,6 +197,7 @@ export class HttpServer {
   /** Close every remaining connection (after draining); a stream still open ends with an error event first. */
   closeAll(): void {
     this.stopListening();
+    for (const interrupt of [...this.#pending]) interrupt();
     for (const sse of this.#streams) {
       const err = new AppError('service_unavailable', 'the server shut down before this reply was complete');
       sse.interrupt(JSON.stringify(toErrorBody(err, sse.requestId)));
@@ -230,7 +233,8 @@ export class HttpServer {
     for (let i = 0; i < paramCount(route); i++) rawParams.push(req.getParameter(i) ?? '');
     const params: string[] = [];
     const abort = new Canceller();
-    const state = { aborted: false, responded: false };
+    // interrupted: answered 503 by closeAll() while still running; nothing more is written or logged for it.
+    const state = { aborted: false, responded: false, interrupted: false };
     res.onAborted(() => {
       state.aborted = true;
       abort.abort();
@@ -250,7 +254,11 @@ export class HttpServer {
     (abort.signal as RequestSignal)[REQUEST] = ctx;
     this.#inFlight++;
     let status = 499; // client closed before a reply, as nginx logs it
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
+      this.#pending.delete(interrupt);
       this.#inFlight--;
       this.#opts.onRequestDone?.({
         request_id: ctx.requestId, key_id: ctx.key?.id, method: ctx.method, route: ctx.route,
@@ -271,6 +279,14 @@ export class HttpServer {
       const headers = { ...ctx.replyHeaders, ...err.headers };
       res.cork(() => writeJson(res, err.status, body, ctx.requestId, { headers, closeConnection: closeConnection || this.#draining, inferenceMs: ctx.inferenceMs, head }));
     };
+    // Shutdown past its grace period: a reply not yet started gets a 503 (it was a reset logged as 499).
+    const interrupt = () => {
+      if (state.responded || state.aborted) return; // a stream has its own interrupt (closeAll)
+      sendError(new AppError('service_unavailable', 'the server shut down before this request was complete', { headers: { 'retry-after': '1' } }), true);
+      state.interrupted = true;
+      finish();
+    };
+    this.#pending.add(interrupt);
 
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
@@ -335,6 +351,7 @@ export class HttpServer {
         next,
       );
       const reply = await (route.auth ? chain() : next());
+      if (state.interrupted) return;
       if ('stream' in reply) {
         status = 200;
         const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted);
@@ -363,6 +380,7 @@ export class HttpServer {
 
     run()
       .catch((err: unknown) => {
+        if (state.interrupted) return; // answered 503 at shutdown; its work failing now is expected
         if (state.aborted && !state.responded) return; // the client left; its work was cancelled, not failed
         if (state.responded) {
           this.#opts.logger.error({ err, request_id: ctx.requestId }, 'error after reply started');

@@ -274,8 +274,26 @@ describe('shutdown during a stream', () => {
     expect(err.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
     expect(err.request_id).toBe(res.headers.get('x-request-id'));
     expect(events.filter((e) => e.includes('"delta"')).length).toBeGreaterThan(1);
+    // Logged by the time close() returns (main.ts exits right after it; the line used to come later).
     other.sentio.logger.flush();
-    await new Promise((r) => setTimeout(r, 100));
+    const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
+    expect(line?.status).toBe(503);
+  });
+
+  // It used to get a connection reset, logged 499 as if the client had left.
+  it('a request still waiting for the LLM when the grace period ends gets a 503, logged 503', async () => {
+    const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
+    llm.enqueue({ kind: 'reply', ttftMs: 3_000 });
+    const res = fetch(`${other.base}${V2}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')], { stream: false })),
+    });
+    await new Promise((r) => setTimeout(r, 250));
+    await other.sentio.close(200);
+    const r = await res;
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    expect((await r.json()).error).toMatchObject({ code: 'service_unavailable' });
+    other.sentio.logger.flush();
     const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
     expect(line?.status).toBe(503);
   });

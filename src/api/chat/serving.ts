@@ -232,9 +232,8 @@ class ChatTurn {
       }
     }
     if (err instanceof AppError) {
-      if (ERRORS[err.code].status >= 429) {
-        this.deps.logger.warn({ request_id: this.ctx.requestId, code: err.code, err: err.message }, 'chat turn failed');
-      }
+      // The code only: an upstream's error message, part of err.message for the client, may quote the prompt.
+      if (ERRORS[err.code].status >= 429) this.deps.logger.warn({ request_id: this.ctx.requestId, code: err.code }, 'chat turn failed');
       return err;
     }
     const mapped = mapLowerError(err);
