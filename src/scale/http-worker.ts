@@ -53,6 +53,22 @@ async function run(): Promise<void> {
     init.rpcPort.close();
     return;
   }
+  // A bug that escapes a request ends this thread; left to Node, the thread ended with uWS's handles still
+  // open on its loop and Node aborted the whole process (probe, 2026-11-26). Close the app first, then let
+  // the thread end: the main thread logs that and starts a new one.
+  let failed = false;
+  const fail = (err: unknown) => {
+    if (failed) return;
+    failed = true;
+    logger.fatal({ err }, 'HTTP worker failed; closing it, the main thread starts a new one');
+    void sentio.close(0).finally(() => {
+      logger.flush();
+      init.rpcPort.close();
+      control.close();
+    });
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
   control.on('message', (m: ToWorker) => {
     if (m.t === 'reload-keys') {
       // Signals reach only the main thread; startSentio's SIGHUP listener reloads the key file.

@@ -13,8 +13,8 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, opts: { cwd?: string } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+export async function startServerProcess(env: Record<string, string>, opts: { cwd?: string; nodeArgs?: string[] } = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), path.resolve('dist/src/main.js')], {
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
     env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...redisTestEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

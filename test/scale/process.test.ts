@@ -1,6 +1,7 @@
 /** The built server (dist/, as `npm start` runs it) with HTTP workers, from another directory, and with an unreachable Redis. */
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServerProcess } from '../helpers/process.js';
 
@@ -43,6 +44,30 @@ describe('server process', () => {
     }
     expect(await p.exited).toBe(0);
   });
+
+  // Left to Node, a worker that threw ended with uWS's handles open and the whole process aborted
+  // (SIGABRT or SIGSEGV, no log line, every connection reset).
+  for (const kind of ['throw', 'reject']) {
+    it(`an HTTP worker that fails (${kind}) is closed, logged and replaced; the process serves on`, async () => {
+      const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
+      const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_TEST_CRASH: kind }, { nodeArgs: ['--import', preload] });
+      try {
+        const deadline = Date.now() + 15_000;
+        while (Date.now() < deadline && !p.output.some((l) => l.includes('HTTP worker exited; starting a new one'))) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(p.output.some((l) => l.includes('"level":60') && l.includes('HTTP worker failed'))).toBe(true);
+        await new Promise((r) => setTimeout(r, 1_500)); // the replacement starts after 1 s
+        const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
+          method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"still here"}}]}',
+        })));
+        expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
+      } finally {
+        p.child.kill('SIGTERM');
+      }
+      expect(await p.exited).toBe(0);
+    });
+  }
 
   it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
     const child = spawn(process.execPath, ['dist/src/main.js'], {
