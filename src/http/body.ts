@@ -14,6 +14,8 @@ export interface BodyReadOptions {
   onTimeout: () => void;
   /** Fires when the client goes away: uWS then sends no more data, so the read must end here. */
   signal: CancelSignal;
+  /** Fires when the request is refused before its body has arrived (rate limit): the rest is not kept. */
+  stop?: CancelSignal;
 }
 
 /** The body did not arrive: the client left, or took longer than the timeout. Nobody is left to answer. */
@@ -35,6 +37,7 @@ export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buff
       settled = true;
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', onAbort);
+      opts.stop?.removeEventListener('abort', onAbort);
     };
     const onAbort = () => {
       if (settled) return;
@@ -48,11 +51,12 @@ export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buff
       reject(new BodyNotReceivedError(`the body did not arrive within ${opts.timeoutMs} ms`));
     }, opts.timeoutMs);
     timer.unref();
-    if (opts.signal.aborted) {
+    if (opts.signal.aborted || opts.stop?.aborted) {
       onAbort();
       return;
     }
     opts.signal.addEventListener('abort', onAbort, { once: true });
+    opts.stop?.addEventListener('abort', onAbort, { once: true });
     res.onData((chunk, isLast) => {
       if (settled) return;
       total += chunk.byteLength;

