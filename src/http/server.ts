@@ -213,7 +213,8 @@ export class HttpServer {
   #unmatched(res: HttpResponse, req: HttpRequest): void {
     const requestId = newRequestId();
     const path = req.getUrl();
-    const method = req.getMethod().toUpperCase();
+    // As sent: methods are case-sensitive (RFC 9110), so `get` is not GET, and is counted as OTHER.
+    const method = req.getCaseSensitiveMethod();
     // Any token is a method to uWS: an unknown one must not become a new metrics series per request.
     const known = KNOWN_METHODS.has(method) ? method : 'OTHER';
     const allowed = this.#opts.routes.some((r) => r.method.toUpperCase() !== method && patternMatches(r.pattern, path));

@@ -195,6 +195,10 @@ describe('routing', () => {
     await expectError(await s.get('/v2/emotions/analysis/extra/segments'), 404, 'not_found_error', 'route_not_found');
     await expectError(await s.get('/v2/emotions/batch-analysis/x'), 404, 'not_found_error', 'route_not_found');
     await expectError(await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' }), 405, 'invalid_request_error', 'method_not_allowed');
+    // Methods are case-sensitive: `get` is not GET (it was reported, and counted in metrics, as GET).
+    const lower = await rawRequest(s.sentio.port, 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(lower.status).toBe(405);
+    expect(JSON.parse(lower.body).error.message).toBe('get is not allowed on /healthz');
   });
 
   it('HEAD answers as GET would, without the body, and the connection stays usable', async () => {
