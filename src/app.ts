@@ -156,7 +156,8 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     async close(graceMs = 10_000) {
       closing = true;
       server.stopListening();
-      await server.waitIdle(graceMs);
+      // Drained, and then no new request on the open connections for 250 ms, within the grace period.
+      await server.waitQuiet(250, graceMs);
       server.closeAll();
       // Interrupted streams end their handlers (and log 503) as their next write fails: a moment, not a grace.
       await server.waitIdle(1_000);

@@ -133,6 +133,8 @@ export class HttpServer {
   #listenSocket: us_listen_socket | undefined;
   #port = 0;
   #inFlight = 0;
+  /** When the last request started (performance.now()), for waitQuiet. */
+  #lastStart = 0;
   #idleWaiters: Array<() => void> = [];
   #draining = false;
   /** Streams being written, for closeAll. */
@@ -199,6 +201,23 @@ export class HttpServer {
     });
   }
 
+  /**
+   * Resolves once no request is in flight and none has started for `quietMs`, or after `timeoutMs`. While
+   * draining every reply carries Connection: close, so keep-alive clients leave after their next one; a
+   * request already on the wire when the connections close would otherwise meet a reset (seen at SIGTERM
+   * under keep-alive load, most with several workers, each of which drains on its own).
+   */
+  async waitQuiet(quietMs: number, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0 || !(await this.waitIdle(left))) return;
+      const since = performance.now() - this.#lastStart;
+      if (since >= quietMs) return;
+      await new Promise((r) => setTimeout(r, Math.min(quietMs - since, Math.max(0, deadline - performance.now()))));
+    }
+  }
+
   /** Close every remaining connection (after draining); a stream still open ends with an error event first. */
   closeAll(): void {
     this.stopListening();
@@ -230,6 +249,7 @@ export class HttpServer {
 
   #handle(route: Route, res: HttpResponse, req: HttpRequest, head = false): void {
     const started = performance.now();
+    this.#lastStart = started;
     const headers: Record<string, string> = {};
     for (const h of HEADERS_READ) {
       const v = req.getHeader(h);
