@@ -329,8 +329,8 @@ export class HttpServer {
         }
       }
       const admit = route.auth ? this.#opts.admit : undefined;
-      let body: Record<string, unknown> | undefined;
-      let raw: Buffer | undefined;
+      let reading: Promise<Buffer> | undefined;
+      let stop: Canceller | undefined;
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
         const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -342,10 +342,11 @@ export class HttpServer {
           throw refusal;
         }
         // uWS drops body data that arrives with no onData handler: the read starts in this tick, before the
-        // admission's store round trip, and stops if admission refuses (readBody removes its listeners on
-        // both signals when it settles; nothing here listens on the request's signal).
-        const stop = new Canceller();
-        const reading = readBody(res, {
+        // admission's store round trip, and stops if the request is refused before its body is needed
+        // (readBody removes its listeners on both signals when it settles; nothing here listens on the
+        // request's signal).
+        stop = new Canceller();
+        reading = readBody(res, {
           limit: this.#opts.maxBodyBytes,
           timeoutMs: this.#opts.requestTimeoutMs,
           signal: abort.signal,
@@ -357,23 +358,18 @@ export class HttpServer {
             res.close();
           },
         });
-        if (admit) {
-          try {
-            await admit(ctx);
-          } catch (err) {
-            // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
-            reading.catch(() => undefined);
-            stop.abort();
-            throw err;
-          }
-        }
-        raw = await reading;
-        rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
-        body = parseJsonObject(raw);
-      } else {
-        await admit?.(ctx);
-        rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       }
+      try {
+        if (admit) await admit(ctx);
+        rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
+      } catch (err) {
+        // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
+        reading?.catch(() => undefined);
+        stop?.abort();
+        throw err;
+      }
+      const raw = reading && (await reading);
+      const body = raw && parseJsonObject(raw);
       const next = () => Promise.resolve(route.handler(ctx, body));
       const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(
         (inner, mw) => () => mw(ctx, body, raw, inner),
