@@ -64,6 +64,13 @@ export function checkContextId(id: string, limits: Limits): string {
   return id;
 }
 
+/** An externalId, or a message id (an externalId or one Sentio gave), named `name` and reported as `param`. */
+function checkExternalId(id: string, limits: Limits, name: string, param: string): void {
+  if (exceedsUtf8Bytes(id, limits.externalIdBytes)) {
+    throw new AppError('external_id_too_long', `${name} exceeds ${limits.externalIdBytes} bytes`, { param });
+  }
+}
+
 /** Count and size limits are checked before schema validation, so an oversized request costs nothing. */
 function checkLimits(body: Record<string, unknown>, maxMessages: number, limits: Limits): void {
   const messages = body['messages'];
@@ -85,9 +92,7 @@ function parseRequest(d: Dialect, body: Record<string, unknown>, maxMessages: nu
   const model = resolveEmotionModel(req.model, d.version);
   const messages = req.messages.map((m, i): MessageInput => {
     const externalId = d.externalIdOf(m);
-    if (externalId !== undefined && exceedsUtf8Bytes(externalId, limits.externalIdBytes)) {
-      throw new AppError('external_id_too_long', `${d.externalIdField} exceeds ${limits.externalIdBytes} bytes`, { param: `messages[${i}].${d.externalIdField}` });
-    }
+    if (externalId !== undefined) checkExternalId(externalId, limits, d.externalIdField, `messages[${i}].${d.externalIdField}`);
     return { role: m.role ?? 'user', text: m.content.text, externalId, timestamp: m.timestamp };
   });
   const params = req.params ?? {};
@@ -174,10 +179,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       handler: async (ctx) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
         const messageId = ctx.params[1]!;
-        // A message id is an externalId or one Sentio gave: one longer than externalIds may be is malformed.
-        if (exceedsUtf8Bytes(messageId, limits.externalIdBytes)) {
-          throw new AppError('external_id_too_long', `message_id exceeds ${limits.externalIdBytes} bytes`, { param: 'message_id' });
-        }
+        checkExternalId(messageId, limits, 'message_id', 'message_id');
         const a = await service.getMessage(contextId, messageId);
         return {
           status: 200,
