@@ -66,7 +66,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (this.#failingOpen && Date.now() < this.#nextTry && this.#redis.connections === this.#failedOn) {
       return this.#local.take(bucket, cost, capacity, refillPerMs, now);
     }
-    this.#nextTry = Date.now() + RETRY_REDIS_MS;
+    if (this.#failingOpen) this.#nextTry = Date.now() + RETRY_REDIS_MS; // this request is the second's try
     try {
       const [allowed, tokens] = await this.#redis.run((c) =>
         (c as unknown as RateLimitCommands).sentioTakeToken(
@@ -79,6 +79,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
       this.#failedOn = this.#redis.connections;
+      this.#nextTry = Date.now() + RETRY_REDIS_MS;
       if (!this.#failingOpen) {
         this.#failingOpen = true;
         this.#logger?.warn({ reason: err.message }, 'redis unavailable: rate limits fall back to per-process buckets');
