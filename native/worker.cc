@@ -116,7 +116,7 @@ void Worker::Stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
     stopping_ = true;
-    if (session_) session_->Terminate();  // a run in progress ends early instead of finishing
+    for (auto& lane : lanes_) lane->session->Terminate();  // a run in progress ends early instead of finishing
   }
   wake_.notify_all();
 }
@@ -203,17 +203,17 @@ void Worker::ThreadMain(Job* load_job) {
       break;
     }
     try {
-      extra_threads_.emplace_back(&Worker::Serve, this);
+      extra_threads_.emplace_back(&Worker::Serve, this, i);
       ++running_;
     } catch (const std::exception&) {
       completion_.Release();  // fewer threads than asked for, but a working engine
       break;
     }
   }
-  Serve();
+  Serve(0);
 }
 
-void Worker::Serve() {
+void Worker::Serve(int32_t index) {
 #ifdef __linux__
   pthread_setname_np(pthread_self(), "sentio-engine");  // tells engine threads apart in top -H and the bench
 #endif
@@ -245,9 +245,9 @@ void Worker::Serve() {
     }
     if (steered) steering_.Restore();  // running now, off the JS thread's CPU: free to use them all again
     if (job) {
-      Start(std::move(job));
+      Start(std::move(job), index);
     } else {
-      RunTask(task);
+      RunTask(task, index);
     }
   }
   Exit();
@@ -258,10 +258,10 @@ void Worker::Exit() {
   std::deque<Task> unstarted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (--running_ == 0) {  // no other thread can be inside the session or a task now
+    if (--running_ == 0) {  // no other thread can be inside a session or a task now
       abandoned.swap(queue_);
       unstarted.swap(tasks_);
-      session_.reset();
+      lanes_.clear();
     }
   }
   const ErrorInfo disposed{code::kDisposed, "engine disposed before this batch ran"};
@@ -279,11 +279,25 @@ void Worker::Exit() {
 void Worker::Load() {
   tokenizer_ = std::make_unique<Tokenizer>(config_.tokenizer);
   config_.tokenizer = TokenizerTables{};  // the tokenizer keeps its own copy
-  auto session = std::make_unique<Session>(config_.session);
-  {
+  auto add_lane = [this](const SessionConfig& config) {
+    auto lane = std::make_unique<Lane>();
+    lane->session = std::make_unique<Session>(config);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) session->Terminate();
-    session_ = std::move(session);
+    if (stopping_) lane->session->Terminate();
+    lanes_.push_back(std::move(lane));
+  };
+  add_lane(config_.session);
+  if (lanes_[0]->session->provider() == "cuda") {
+    // A session per engine thread: its own CUDA stream, so one thread's run need not wait for another's.
+    SessionConfig cuda = config_.session;
+    cuda.provider = "cuda";
+    for (int32_t i = 1; i < config_.threads; ++i) {
+      try {
+        add_lane(cuda);
+      } catch (const NativeError&) {
+        break;  // e.g. no GPU memory for another: the threads then share the sessions, taking turns
+      }
+    }
   }
   // Warm-up: the first runs allocate arenas and pick kernels; do that here, not on a user's request.
   // The 1-text run always happens: it also fixes output widths the model leaves symbolic.
@@ -294,21 +308,24 @@ void Worker::Load() {
     shapes.push_back({std::min<int64_t>(config_.max_run_texts, 64), std::min<int64_t>(longest, 48)});
   }
   std::vector<std::vector<float>> outputs;
-  for (auto [batch, seq] : shapes) {
-    std::vector<int64_t> ids(batch * seq, tokenizer_->unk_id()), mask(batch * seq, 1);
-    for (int64_t b = 0; b < batch; ++b) ids[b * seq] = tokenizer_->cls_id();
-    session_->Run(ids, mask, batch, seq, outputs);
+  for (auto& lane : lanes_) {
+    for (auto [batch, seq] : shapes) {
+      std::vector<int64_t> ids(batch * seq, tokenizer_->unk_id()), mask(batch * seq, 1);
+      for (int64_t b = 0; b < batch; ++b) ids[b * seq] = tokenizer_->cls_id();
+      lane->session->Run(ids, mask, batch, seq, outputs);
+    }
   }
-  for (const OutputSpec& spec : session_->outputs()) {
+  const Session& first = *lanes_[0]->session;
+  for (const OutputSpec& spec : first.outputs()) {
     if (spec.width < 0) throw NativeError(code::kModelLoad, "output '" + spec.name + "' has no fixed width");
   }
   std::atexit(StopAllAtExit);  // after the warm-up: see Live()
-  provider_ = session_->provider();
-  fallback_reason_ = session_->fallback_reason();
-  outputs_ = session_->outputs();
+  provider_ = first.provider();
+  fallback_reason_ = first.fallback_reason();
+  outputs_ = first.outputs();
 }
 
-void Worker::Start(std::unique_ptr<Job> job) {
+void Worker::Start(std::unique_ptr<Job> job, int32_t index) {
   std::vector<Task> tasks;
   try {
     if (job->kind == Job::Kind::kLoad) throw NativeError(code::kInternal, "load job in the run queue. This is a bug.");
@@ -348,9 +365,9 @@ void Worker::Start(std::unique_ptr<Job> job) {
     if (shared) wake_.notify_all();
   }
   if (shared) {
-    RunTask(tasks.front());
+    RunTask(tasks.front(), index);
   } else {
-    for (const Task& task : tasks) RunTask(task);
+    for (const Task& task : tasks) RunTask(task, index);
   }
 }
 
@@ -389,7 +406,7 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   std::stable_sort(job.order.begin(), job.order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
 
   // Every task writes its own rows of these; sizing them now means no task ever reallocates.
-  const std::vector<OutputSpec>& specs = session_->outputs();
+  const std::vector<OutputSpec>& specs = outputs_;
   job.outputs.assign(specs.size(), {});
   for (size_t k = 0; k < specs.size(); ++k) job.outputs[k].assign(total * static_cast<size_t>(specs[k].width), 0.0f);
 
@@ -417,7 +434,7 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   return tasks;
 }
 
-void Worker::RunTask(const Task& task) {
+void Worker::RunTask(const Task& task, int32_t index) {
   Job& job = *task.job;
   try {
     if (!job.failed.load(std::memory_order_relaxed)) {  // after a sibling task failed, the job has failed
@@ -434,11 +451,12 @@ void Worker::RunTask(const Task& task) {
       std::vector<std::vector<float>> part;
       {
         // Concurrent runs of one CUDA session crashed the process on an H100 (ORT 1.29: NonZero read a
-        // negative count, then a server died), so on CUDA the runs take turns; tokenizing, padding and
-        // copying out still overlap across the engine threads.
-        std::unique_lock<std::mutex> turn(cuda_run_mutex_, std::defer_lock);
+        // negative count, then a server died), so on CUDA a session's runs take turns. Each engine thread
+        // has its own session there, so the turn is only ever contended when sessions are fewer.
+        Lane& lane = *lanes_[static_cast<size_t>(index) % lanes_.size()];
+        std::unique_lock<std::mutex> turn(lane.turn, std::defer_lock);
         if (provider_ == "cuda") turn.lock();
-        session_->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
+        lane.session->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
       }
       for (size_t k = 0; k < part.size() && k < job.outputs.size(); ++k) {
         const size_t width = part[k].size() / task.count;

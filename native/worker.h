@@ -1,6 +1,6 @@
-// The engine's own threads. The first loads the session (and warms it up) and starts the others; all
-// then take jobs from one queue and run them on the shared session (ONNX Runtime allows concurrent
-// Run calls), each job:
+// The engine's own threads. The first loads the model (and warms it up) and starts the others; all
+// then take jobs from one queue and run them: on CPU on one shared session (ONNX Runtime allows
+// concurrent Run calls), on CUDA each on its own session (Lane, below). Each job:
 // tokenize a batch of texts, pad it and run the model, or only tokenize. Results go back to the JS
 // thread through one ThreadSafeFunction; JS is never touched from this thread, and neither the main
 // thread nor the libuv pool ever runs tokenization or inference.
@@ -11,7 +11,7 @@
 // Lifetime: the Worker is shared by the JS handle (an External) and by the ThreadSafeFunction. Stop()
 // asks the threads to finish (queued jobs are rejected with NATIVE_DISPOSED, running inferences are
 // terminated); each thread's last act is releasing the ThreadSafeFunction, whose finalizer, on the
-// main thread, joins them all and settles dispose() promises. The last thread out frees the session.
+// main thread, joins them all and settles dispose() promises. The last thread out frees the sessions.
 #pragma once
 
 #include <napi.h>
@@ -114,12 +114,12 @@ class Worker : public std::enable_shared_from_this<Worker> {
     size_t count;
   };
 
-  void Serve();  // the job loop, then Exit()
-  void Exit();   // the last thread out rejects what is queued and frees the session
+  void Serve(int32_t index);  // engine thread `index`'s job loop, then Exit()
+  void Exit();   // the last thread out rejects what is queued and frees the sessions
   void Load();
-  void Start(std::unique_ptr<Job> job);  // tokenize, then plan and share out the sub-batches
+  void Start(std::unique_ptr<Job> job, int32_t index);  // tokenize, then plan and share out the sub-batches
   std::vector<Task> Plan(Job& job);
-  void RunTask(const Task& task);
+  void RunTask(const Task& task, int32_t index);
   void Finish(Job* job);  // the thread that completes a job's last task posts it
   void Post(Job* job);
 
@@ -145,10 +145,17 @@ class Worker : public std::enable_shared_from_this<Worker> {
   uint64_t steered_wakeups_ = 0;
   const WakeSteering steering_;
   bool stopping_ = false;
-  std::unique_ptr<Session> session_;  // created and destroyed on the thread, under mutex_
+  // One ONNX Runtime session, and on CUDA the turn its runs take (RunTask).
+  struct Lane {
+    std::unique_ptr<Session> session;
+    std::mutex turn;
+  };
+  // On CPU one session that every engine thread shares (ONNX Runtime allows concurrent Run calls); on
+  // CUDA one per engine thread, each with its own stream, so that runs overlap on the GPU. Created and
+  // destroyed on the engine threads, under mutex_; fixed while they serve.
+  std::vector<std::unique_ptr<Lane>> lanes_;
 
   std::string provider_;
-  std::mutex cuda_run_mutex_;  // on CUDA one run at a time (RunTask)
   std::string fallback_reason_;
   std::vector<OutputSpec> outputs_;
 
