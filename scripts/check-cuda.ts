@@ -2,10 +2,11 @@
  * Proves the CUDA path on a GPU host: loads the engine once with executionProvider 'cuda' (a load that
  * cannot get CUDA fails here instead of falling back) and once with 'cpu', runs the same texts through
  * both and compares every output. Exits 1 when CUDA is not what ran or the outputs disagree.
- *   npm run check:cuda -- [--data FILE] [--model DIR] [--batch 64] [--tolerance 1e-3]
+ *   npm run check:cuda -- [--data FILE] [--model DIR] [--batch 64] [--threads 4] [--tolerance 1e-3]
  * FILE is a dair-ai style `text;label` file. Without --data: ../shared/data/dair-ai-emotion/val.txt where
  * it exists (a development checkout), else the 315 texts of the model's tokenizer fixtures, which ship with
- * it (empty, emoji, CJK, very long...). The last line printed is JSON.
+ * it (empty, emoji, CJK, very long...). On CUDA each engine thread has its own session, so all batches are
+ * submitted at once and --threads sessions run them concurrently, as under load. The last line printed is JSON.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     data: { type: 'string' },
     model: { type: 'string', default: join(process.cwd(), 'models', 'emotion') },
     batch: { type: 'string', default: '64' },
+    threads: { type: 'string', default: '4' },
     tolerance: { type: 'string', default: '1e-3' },
   },
 });
@@ -38,18 +40,19 @@ async function load(provider: ExecutionProvider): Promise<NativeHandle> {
     modelPath: files.modelPath,
     tokenizer: files.tokenizer,
     executionProvider: provider,
-    threads: 1,
+    threads: Number(values.threads),
     intraOpThreads: 0,
     interOpThreads: 1,
     maxRunTexts: batch,
   });
 }
 
-/** Every output of every text, in batches of `batch`, concatenated per output name. */
+/** Every output of every text, in batches of `batch` submitted at once, concatenated per output name. */
 async function runAll(handle: NativeHandle): Promise<Map<string, number[]>> {
   const all = new Map<string, number[]>();
-  for (let i = 0; i < texts.length; i += batch) {
-    const { outputs } = await native.run(handle, texts.slice(i, i + batch));
+  const runs = [];
+  for (let i = 0; i < texts.length; i += batch) runs.push(native.run(handle, texts.slice(i, i + batch)));
+  for (const { outputs } of await Promise.all(runs)) {
     for (const [name, values] of Object.entries(outputs)) {
       const into = all.get(name) ?? [];
       for (const v of values) into.push(v);
@@ -103,7 +106,7 @@ for (let t = 0; t < texts.length; t++) {
 await native.dispose(cuda);
 await native.dispose(cpu);
 const ok = cudaInfo.provider === 'cuda' && worst <= tolerance;
-console.log(`provider ${cudaInfo.provider}, onnxruntime ${cudaInfo.ortVersion}; ${texts.length} texts from ${dataFile ?? 'the tokenizer fixtures'} in batches of ${batch}`);
+console.log(`provider ${cudaInfo.provider}, onnxruntime ${cudaInfo.ortVersion}, ${cudaInfo.threads} engine threads; ${texts.length} texts from ${dataFile ?? 'the tokenizer fixtures'} in batches of ${batch}`);
 for (const [name, d] of Object.entries(perOutput)) {
   console.log(`  ${name.padEnd(16)} max |cuda - cpu| ${d.max_abs_diff.toExponential(2)}  mean ${d.mean_abs_diff.toExponential(2)}`);
 }

@@ -32,7 +32,7 @@ export interface NativeLoadOptions {
   tokenizer: NativeTokenizerTables;
   executionProvider?: ExecutionProvider;
   cudaDeviceId?: number;
-  /** Engine threads running batches concurrently on the one session. Default 1. */
+  /** Engine threads running batches concurrently: on one shared session on CPU, each on its own on CUDA. Default 1. */
   threads?: number;
   /** ONNX Runtime threads inside one run; 0 lets ONNX Runtime pick (one per physical core). */
   intraOpThreads?: number;
