@@ -137,7 +137,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       handler: async (ctx, body) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
         const r = parseRequest(d, body!, limits.messages, limits);
-        const a = await service.analyzeContext(contextId, r.messages, { eq: r.eq, smoothing: r.smoothing }, ctx.signal);
+        const a = await service.analyzeContext(contextId, r.messages, { eq: r.eq, smoothing: r.smoothing }, ctx.signal, ctx.idempotencyToken);
         tokensOf(ctx, a.scores.tokens);
         const out: Record<string, unknown> = {
           object: d.objects.analysis,

@@ -93,7 +93,7 @@ export class EmotionService {
    * describes them taken together, smoothed towards the context's state when asked.
    */
   async analyzeContext(
-    contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal,
+    contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal, once?: string,
   ): Promise<ContextAnalysis> {
     const [scores, before] = await Promise.all([
       this.score(messages.map((m) => m.text), signal),
@@ -105,7 +105,7 @@ export class EmotionService {
     const now = this.now();
     const stored = messages.map((m, i) => toStored(m, scores[i]!, computeEq(scores[i]!, opts.eq, baselineDiscovery), now));
     if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
-    const record = await this.store.append(contextId, stored);
+    const record = await this.store.append(contextId, stored, once);
     this.#seedDiscoverySum(before, priorSum, record);
     let combined = combineMessages(scores);
     const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;

@@ -149,6 +149,8 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
       ctx.replyHeaders['idempotent-replayed'] = 'true';
       return replay(claim.reply);
     }
+    // The same key and body always name the same effect: a retry after a failure carries the first try's token.
+    ctx.idempotencyToken = createHash('sha256').update(`${scope}\n${fingerprint}`).digest('hex');
     let reply: Reply;
     try {
       reply = await next();

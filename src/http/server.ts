@@ -34,6 +34,11 @@ export interface RequestContext {
   readonly replyHeaders: Record<string, string>;
   /** Milliseconds this request waited for the engine (x-inference-time). */
   inferenceMs: number;
+  /**
+   * Set by the idempotency guard while this request holds its Idempotency-Key: names the request's effect,
+   * so that a store can apply it once however often it is retried (ContextStore.append).
+   */
+  idempotencyToken: string | undefined;
 }
 
 /**
@@ -276,6 +281,7 @@ export class HttpServer {
       analysedTokens: 0,
       replyHeaders: {},
       inferenceMs: 0,
+      idempotencyToken: undefined,
     };
     (abort.signal as RequestSignal)[REQUEST] = ctx;
     this.#inFlight++;

@@ -71,8 +71,8 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
       const unchanged = record && h && h.createdAt === record.createdAt && h.updatedAt === record.updatedAt && h.total === record.total;
       return value(!record ? undefined : unchanged ? UNCHANGED : toWire(record, h));
     },
-    'ctx.append': async ([id, messages, held]) =>
-      value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[]), held as Held | null)),
+    'ctx.append': async ([id, messages, held, once]) =>
+      value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[], (once as string | null) ?? undefined), held as Held | null)),
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
@@ -105,9 +105,9 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
       return record;
     },
     // One at a time per context in this worker (PerKeyQueue), each naming the copy the last one left.
-    append: (id, messages) => appends.run(id, async () => {
+    append: (id, messages, once) => appends.run(id, async () => {
       const held = cache.get(id);
-      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held)]), held, transferred);
+      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held), once ?? null]), held, transferred);
       cache.set(id, record);
       return record;
     }),

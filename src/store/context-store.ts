@@ -54,8 +54,13 @@ export interface Transferred {
 
 export interface ContextStore {
   get(contextId: string): Promise<ContextRecord | undefined>;
-  /** Atomically append to the context (creating it if new) and return the updated record. */
-  append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord>;
+  /**
+   * Atomically append to the context (creating it if new) and return the updated record. With `once` (a
+   * request's idempotency token), an append already applied under that token is not applied again: the
+   * record is returned as it stands. That matters where an append can land after its request gave up (a
+   * Redis command that timed out); a store whose appends cannot (in process) ignores it.
+   */
+  append(contextId: string, messages: readonly StoredMessage[], once?: string): Promise<ContextRecord>;
   /** Contexts currently held (metrics). */
   size(): Promise<number>;
   /**

@@ -101,6 +101,33 @@ describe('Redis failures', () => {
     expect((await analyse(s, 'idem-stall', ['once'], { 'idempotency-key': 'stalled-claim' })).status).toBe(200);
   });
 
+  it('a retry of a context analysis whose append landed after the request gave up does not append it again', async () => {
+    // The probe's sequence: the append waits in Redis past the command timeout, the request answers 503 and
+    // gives its Idempotency-Key back, then Redis applies the append (and the release after it). The retry
+    // runs afresh; the append carries the key's token, so Redis does not store the messages a second time.
+    const s = await server({ SENTIO_REDIS_TIMEOUT_MS: '300', SENTIO_MAX_MESSAGES: '10000' });
+    const prefix = s.config.redisPrefix;
+    const texts = Array.from({ length: 8_000 }, (_, i) => `message ${i}: a long day, tired but hopeful about tomorrow`);
+    const headers = { 'idempotency-key': 'late-append' };
+    const first = analyse(s, 'late', texts, headers);
+    // Once the key is claimed, the analysis of 8,000 texts runs for hundreds of milliseconds; the context's
+    // read (a script, which CLIENT PAUSE WRITE would hold too) goes out at its start, the append at its end.
+    while ((await admin.keys(`${prefix}idem:*`)).length === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 150));
+    await admin.call('CLIENT', 'PAUSE', '2500', 'WRITE');
+    const meta = contextKeys(prefix, 'late').meta;
+    expect((await first).status).toBe(503);
+    while (await admin.hget(meta, 'total') === null) await new Promise((r) => setTimeout(r, 50)); // the pause ends
+    await new Promise((r) => setTimeout(r, 100)); // and the release queued behind the append is applied
+    expect(await admin.hget(meta, 'total')).toBe('8000');
+    const retry = await analyse(s, 'late', texts, headers);
+    expect(retry.status).toBe(200);
+    expect(await admin.hget(meta, 'total')).toBe('8000');
+    // A new key is a new request: its messages are appended.
+    expect((await analyse(s, 'late', ['one more'], { 'idempotency-key': 'another' })).status).toBe(200);
+    expect(await admin.hget(meta, 'total')).toBe('8001');
+  });
+
   it('a context whose record Redis evicted but whose list it kept starts empty', async () => {
     const s = await server();
     const r = await analyse(s, 'halved', ['first', 'second']);

@@ -49,6 +49,19 @@ describe('RedisContextStore', () => {
     expect(await store.size()).toBeGreaterThanOrEqual(1);
   });
 
+  it('an append under an idempotency token is applied once, from any instance; other appends are not held back', async () => {
+    const [a, b] = [new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 }),
+      new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 })];
+    expect((await a.append('once', [message('m1')], 'token-1')).total).toBe(1);
+    const again = await b.append('once', [message('m1-retry')], 'token-1');
+    expect(again.total).toBe(1);
+    expect(ids(again)).toEqual(['m1']);
+    expect(ids(await a.append('once', [message('m2')]))).toEqual(['m1', 'm2']);
+    expect(ids(await b.append('once', [message('m3')], 'token-2'))).toEqual(['m1', 'm2', 'm3']);
+    expect(ids(await a.append('once', [message('m3-retry')], 'token-2'))).toEqual(['m1', 'm2', 'm3']);
+    expect(ids(await a.get('once'))).toEqual(['m1', 'm2', 'm3']);
+  });
+
   it('concurrent appends from two connections all land, in one order for every reader', async () => {
     const a = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 1000 });
     const b = new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 1000 });

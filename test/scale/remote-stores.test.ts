@@ -63,6 +63,27 @@ describe('remote context stores (HTTP workers without Redis)', () => {
     expect(contexts.transferred!()).toEqual({ since: 1, whole: 2 });
   });
 
+  it('an append\'s idempotency token reaches the main thread\'s store', async () => {
+    const inner = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 10, maxMessagesPerContext: 1000 });
+    const tokens: Array<string | undefined> = [];
+    const contexts: ContextStore = {
+      get: (id) => inner.get(id),
+      append: (id, messages, once) => { tokens.push(once); return inner.append(id, messages); },
+      size: () => inner.size(),
+      close: () => inner.close(),
+    };
+    const handlers = storeHandlers({
+      backend: 'memory', contexts, rateLimits: new MemoryRateLimitStore(), idempotency: new MemoryIdempotencyStore(), close: async () => {},
+    });
+    const channel = new MessageChannel();
+    channels.push(channel);
+    serveRpc(channel.port1, handlers);
+    const worker = remoteStores(new RpcClient(channel.port2, reviveError), 1_000).contexts;
+    await worker.append('c', [message('a')], 'token-1');
+    await worker.append('c', [message('b')]);
+    expect(tokens).toEqual(['token-1', undefined]);
+  });
+
   it('two workers appending to one context each rebuild exactly the main thread\'s list', async () => {
     const { worker, answers } = mainThread();
     const [a, b] = [worker(1_000), worker(1_000)];

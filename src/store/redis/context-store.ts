@@ -21,7 +21,7 @@ import { extendWindow } from '../message-window.js';
 import { PerKeyQueue } from '../per-key-queue.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
-import { contextKeys, contextMetaPattern } from './keys.js';
+import { contextKeys, contextMetaPattern, onceKey } from './keys.js';
 
 // The messages a caller lacks. With `held` = "createdAt:total:length" of its copy: those appended since,
 // when the context is the same (createdAt) and the copy plus them covers Redis's list; otherwise the whole
@@ -40,7 +40,8 @@ local function since(created, total, held)
 end
 `;
 
-// KEYS: meta, messages. ARGV: now, ttlMs, maxMessages, staleBefore (0: none), held ('' for none), message...
+// KEYS: meta, messages, once (the append's marker). ARGV: now, ttlMs, maxMessages, staleBefore (0: none),
+// held ('' for none), once ('1': set the marker, and skip an append already marked), message...
 // Returns {createdAt, total, messages, tail, length} (see SINCE): the record right after this append.
 const APPEND = `${SINCE}
 local now, ttl, max, stale, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
@@ -48,17 +49,26 @@ if stale > 0 then
   local updated = redis.call('HGET', KEYS[1], 'updatedAt')
   if updated and tonumber(updated) <= stale then redis.call('DEL', KEYS[1], KEYS[2]) end
 end
+-- A retry of a request whose append landed after the request had given up: that append stands, and the
+-- context is returned as it is (unless it is gone since, when the retry's append starts it afresh).
+if ARGV[6] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ttl) then
+  local m = redis.call('HMGET', KEYS[1], 'createdAt', 'total')
+  if m[1] then
+    local list, tail, llen = since(m[1], m[2] or '0', held)
+    return {m[1], m[2] or '0', list, tail, llen}
+  end
+end
 -- A new context starts empty: under volatile-lru Redis may have evicted the record but kept its list.
 -- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
 -- is not refused, so deleting nothing first would let every append past noeviction.)
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
 redis.call('HSETNX', KEYS[1], 'createdAt', now)
 redis.call('HSET', KEYS[1], 'updatedAt', now)
-local n = #ARGV - 5
+local n = #ARGV - 6
 local total = redis.call('HINCRBY', KEYS[1], 'total', n)
 if n > 0 then
   -- In slices: unpack() of some 8,000 values passes Lua's limit.
-  for i = 6, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
+  for i = 7, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
   redis.call('LTRIM', KEYS[2], -max, -1)
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
@@ -115,7 +125,7 @@ export class RedisContextStore implements ContextStore {
     this.#fakeClock = opts.now;
     // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
     this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? DEFAULT_CACHED_MESSAGES), sizeCalculation: (r) => r.messages.length + 1 });
-    redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 2, lua: APPEND });
+    redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 3, lua: APPEND });
     redis.client.defineCommand('sentioContextRead', { numberOfKeys: 2, lua: READ });
   }
 
@@ -155,22 +165,22 @@ export class RedisContextStore implements ContextStore {
    * One at a time per context in this process (PerKeyQueue). The wait for its turn is bounded by the
    * command timeout too, so an append answers 503 within two timeouts even behind a frozen Redis.
    */
-  append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
-    return this.#appends.run(contextId, () => this.#append(contextId, messages), {
+  append(contextId: string, messages: readonly StoredMessage[], once?: string): Promise<ContextRecord> {
+    return this.#appends.run(contextId, () => this.#append(contextId, messages, once), {
       ms: this.#redis.commandTimeoutMs,
       error: () => new StoreUnavailableError('redis: an earlier append to this context has not been answered'),
     });
   }
 
-  async #append(contextId: string, messages: readonly StoredMessage[]): Promise<ContextRecord> {
+  async #append(contextId: string, messages: readonly StoredMessage[], once: string | undefined): Promise<ContextRecord> {
     const keys = contextKeys(this.#redis.prefix, contextId);
     const now = this.#now();
     const staleBefore = this.#fakeClock ? now - this.#ttlMs : 0;
     // The copy this append will extend: the one named to Redis, whatever the cache holds by the reply.
     const held = this.#cache.get(contextId);
-    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), ...messages.map(encode)];
+    const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), once ? '1' : '0', ...messages.map(encode)];
     const [createdAt, total, list, tail, length] = await this.#redis.run((c) =>
-      (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, ...args));
+      (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, onceKey(keys.meta, once), ...args));
     const record: ContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
@@ -217,5 +227,5 @@ export class RedisContextStore implements ContextStore {
 
 interface ContextCommands {
   sentioContextReadBuffer(meta: string, messages: string, held: string): Promise<ReadReply>;
-  sentioContextAppendBuffer(meta: string, messages: string, ...args: Array<string | Buffer>): Promise<AppendReply>;
+  sentioContextAppendBuffer(meta: string, messages: string, once: string, ...args: Array<string | Buffer>): Promise<AppendReply>;
 }
