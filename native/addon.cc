@@ -233,6 +233,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("vocabSize", Napi::Number::New(env, static_cast<double>(worker->tokenizer().vocab_size())));
   const SessionConfig& s = worker->session_config();
   out.Set("threads", worker->threads());
+  out.Set("sessions", worker->sessions());
   out.Set("intraOpThreads", s.intra_op_threads);
   out.Set("interOpThreads", s.inter_op_threads);
   out.Set("graphOptimization", s.graph_optimization);

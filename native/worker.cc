@@ -323,6 +323,7 @@ void Worker::Load() {
   provider_ = first.provider();
   fallback_reason_ = first.fallback_reason();
   outputs_ = first.outputs();
+  sessions_ = static_cast<int32_t>(lanes_.size());
 }
 
 void Worker::Start(std::unique_ptr<Job> job, int32_t index) {

@@ -88,6 +88,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   // Valid once loaded (written by the thread before the load job completes).
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::string& provider() const { return provider_; }
+  // ONNX Runtime sessions: 1 on CPU; on CUDA one per engine thread, fewer if the GPU refused one.
+  int32_t sessions() const { return sessions_; }
   const std::string& fallback_reason() const { return fallback_reason_; }
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
   const SessionConfig& session_config() const { return config_.session; }
@@ -156,6 +158,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::vector<std::unique_ptr<Lane>> lanes_;
 
   std::string provider_;
+  int32_t sessions_ = 0;
   std::string fallback_reason_;
   std::vector<OutputSpec> outputs_;
 

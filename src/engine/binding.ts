@@ -78,6 +78,8 @@ export interface NativeInfo {
   maxLength: number;
   vocabSize: number;
   threads: number;
+  /** ONNX Runtime sessions: 1 on CPU; on CUDA one per engine thread, fewer if the GPU refused one. */
+  sessions: number;
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: GraphOptimization;

@@ -54,6 +54,8 @@ export interface EngineInfo {
   ortVersion: string;
   /** Engine threads running batches concurrently. */
   inferenceThreads: number;
+  /** ONNX Runtime sessions they run on: 1 on CPU, one per engine thread on CUDA (fewer if the GPU refused one). */
+  sessions: number;
   /** Wakes of an idle engine are kept off the caller's CPU (options.steerWakeups, Linux, 2+ CPUs). */
   wakeSteering: boolean;
   intraOpThreads: number;
@@ -204,6 +206,7 @@ class NativeEngine implements Engine {
       maxLength: ni.maxLength,
       ortVersion: ni.ortVersion,
       inferenceThreads: ni.threads,
+      sessions: ni.sessions,
       wakeSteering: ni.wakeSteering,
       intraOpThreads: ni.intraOpThreads,
       interOpThreads: ni.interOpThreads,
@@ -264,7 +267,7 @@ class NativeEngine implements Engine {
       model: `${i.model.name}@${i.model.version}`,
       maxLength: i.maxLength,
       onnxruntime: i.ortVersion,
-      threads: { inference: i.inferenceThreads, intraOp: i.intraOpThreads, interOp: i.interOpThreads, wakeSteering: i.wakeSteering },
+      threads: { inference: i.inferenceThreads, sessions: i.sessions, intraOp: i.intraOpThreads, interOp: i.interOpThreads, wakeSteering: i.wakeSteering },
       batching: i.batching,
     };
   }

@@ -244,15 +244,20 @@ describe('load failures', () => {
     expect(r.stderr).toContain('CUDA is not usable here');
   });
 
-  it('falls back from auto to CPU with one warning', async () => {
+  it('falls back from auto to CPU with one warning, and one session shared by the engine threads', async () => {
     const lines: { level: string; msg: string; obj: object }[] = [];
     const logger = {
       info: (obj: object, msg: string) => lines.push({ level: 'info', msg, obj }),
       warn: (obj: object, msg: string) => lines.push({ level: 'warn', msg, obj }),
     };
-    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'auto', warmup: false, logger });
+    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'auto', warmup: false, logger, inferenceThreads: 2 });
     try {
-      if (e.info.provider === 'cuda') return;
+      expect(e.info.inferenceThreads).toBe(2);
+      if (e.info.provider === 'cuda') {
+        expect(e.info.sessions).toBe(2); // one per engine thread, each with its own stream
+        return;
+      }
+      expect(e.info.sessions).toBe(1);
       expect(e.info.fallbackReason).toBeTruthy();
       expect(e.info.fallbackReason).not.toContain('/'); // shown by /readyz without a key: no install paths
       expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
