@@ -137,6 +137,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     if (opts.logger) opts.logger.warn({ reason }, line);
     else process.emitWarning(`${line}: ${reason}`, { code: 'SENTIO_CUDA_FALLBACK' });
   }
+  if (nativeInfo.provider === 'cuda' && nativeInfo.sessions < nativeInfo.threads) {
+    // The GPU refused a session (its memory, most likely): engine threads share sessions, taking turns.
+    opts.logger?.warn({ sessions: nativeInfo.sessions, threads: nativeInfo.threads }, 'fewer CUDA sessions than engine threads: they take turns (see docs/gpu.md)');
+  }
   opts.logger?.info({ engine: engine.describe(), loadMs }, 'emotion engine ready');
   return engine;
 }
