@@ -334,19 +334,17 @@ export class HttpServer {
           throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
         }
       }
-      const admit = route.auth ? this.#opts.admit : undefined;
+      let refusal: AppError | undefined; // a POST whose body is refused unread, once admitted (it spends quota)
       let reading: Promise<Buffer> | undefined;
       let stop: Canceller | undefined;
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
         const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-        const refusal = declared > this.#opts.maxBodyBytes
+        refusal = declared > this.#opts.maxBodyBytes
           ? new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`)
           : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json') : undefined;
-        if (refusal) {
-          await admit?.(ctx);
-          throw refusal;
-        }
+      }
+      if (route.method === 'post' && !refusal) {
         // uWS drops body data that arrives with no onData handler: the read starts in this tick, before the
         // admission's store round trip, and stops if the request is refused before its body is needed
         // (readBody removes its listeners on both signals when it settles; nothing here listens on the
@@ -366,7 +364,8 @@ export class HttpServer {
         });
       }
       try {
-        if (admit) await admit(ctx);
+        if (route.auth) await this.#opts.admit?.(ctx);
+        if (refusal) throw refusal;
         rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       } catch (err) {
         // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
