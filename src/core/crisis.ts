@@ -86,6 +86,8 @@ const CUTTING_TOOLS = 'mandoline|mandolin|grater|slicer|box cutter|saw|lid|sheet
 const TOOL_CUTS = new RegExp(`\\bcutting myself on (?:a|the|my|an) (?:${CUTTING_TOOLS}|knife|paper|can|tin)\\b`);
 /** Idioms that borrow the word "die": "going to die if I eat another bite", "die of embarrassment". */
 const DIE_IDIOM = '(?! (?:of|from|if|when|before|after|laughing|for|trying|waiting|inside|a little|happy|young|old|rich)\\b)';
+/** take_life's words, which IDIOM_SPANS cuts out too when an idiom's tail follows them. */
+const TAKE_MY_LIFE = '\\b(?:take|taking|took) my (?:own )?life';
 /** "take my life back / in my own hands / seriously": what may follow "take my life" in an idiom. */
 const LIFE_IDIOM_TAIL = '(?:back|in|into|to|seriously|forward|more|by|one|day|a)\\b';
 
@@ -110,7 +112,7 @@ const RULES: readonly Rule[] = [
     pattern: /\bi (?:have )?(?:written|left) (?:notes|letters) for (?:my (?:family|kids|children|parents|wife|husband|partner|loved ones)|everyone|everybody)(?=\s*(?:[.!?;]|$))/ },
   { name: 'take_life', kind: 'suicidal_intent', confidence: 0.95,
     unless: SAFE_PLACE,
-    pattern: new RegExp(`\\b(?:take|taking|took) my (?:own )?life\\b(?! ${LIFE_IDIOM_TAIL})`) },
+    pattern: new RegExp(`${TAKE_MY_LIFE}\\b(?! ${LIFE_IDIOM_TAIL})`) },
   { name: 'end_life', kind: 'suicidal_intent', confidence: 0.95,
     unless: END_IT_AND_DO,
     pattern: /\b(?:end|ending|ended) (?:my (?:own )?life|it all|my existence|everything(?: now| tonight| today)?(?=\s*(?:[.!?,;]|$)))/ },
@@ -530,7 +532,7 @@ const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE, JOKING_DEATH, ENDING_CONTACT];
  * (docs/conversation-modes.md promises both are kept out).
  */
 const IDIOM_SPANS = new RegExp(
-  [...NOT_A_WISH.map((re) => re.source), `\\b(?:take|taking|took) my (?:own )?life ${LIFE_IDIOM_TAIL}`].join('|'), 'g');
+  [...NOT_A_WISH.map((re) => re.source), `${TAKE_MY_LIFE} ${LIFE_IDIOM_TAIL}`].join('|'), 'g');
 
 function deathWish(t: string): boolean {
   if (SAFE_PLACE.test(t)) return false;
