@@ -72,7 +72,7 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
       return value(!record ? undefined : unchanged ? UNCHANGED : toWire(record, h));
     },
     'ctx.append': async ([id, messages, held, once]) =>
-      value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[], (once as string | null) ?? undefined), held as Held | null)),
+      value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[], once as string | undefined), held as Held | null)),
     'ctx.size': async () => value(await stores.contexts.size()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
@@ -107,7 +107,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
     // One at a time per context in this worker (PerKeyQueue), each naming the copy the last one left.
     append: (id, messages, once) => appends.run(id, async () => {
       const held = cache.get(id);
-      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held), once ?? null]), held, transferred);
+      const record = fromWire(await rpc.call<WireRecord>('ctx.append', [id, messages, heldOf(held), once]), held, transferred);
       cache.set(id, record);
       return record;
     }),
