@@ -11,7 +11,8 @@
  * server's CPU per request. Each entry is one server process for the whole comparison, so what differs
  * between two processes is not averaged out by the rounds: the same settings listed twice (an A/A
  * control) measured x0.988-x1.017 in four comparisons on 2026-11-25, so a change under about 2% needs
- * such a control beside it. Example: npm run bench:ab -- '[{},{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
+ * such a control beside it; on the morning of 2026-11-26 controls read x0.905-x1.026, so how far a
+ * control strays in the same run is the margin to read a change against. Example: npm run bench:ab -- '[{},{"SENTIO_BATCH_STREAM_CHUNK":"0"},{}]'
  * An entry's "_script" runs another build instead of dist/src/main.js (a copy of dist/ made before a code
  * change, kept inside the project so that it finds node_modules): '[{"_script":"dist-before/src/main.js"},{}]'
  */
