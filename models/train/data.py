@@ -135,6 +135,12 @@ def add_emoji(text: str, label: str, rng: random.Random) -> str:
     return e + " " + text
 
 
+def emoji_only(label: str, rng: random.Random) -> str:
+    """A text of one to three of the label's emoji or emoticons, as chat users send them alone."""
+    parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
+    return rng.choice([" ", ""]).join(parts)
+
+
 def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase: int = 0) -> list[Example]:
     """Emoji-only texts, negations, hedged/emphatic wording and chat phrases, with six-way targets."""
     out: list[Example] = []
@@ -145,9 +151,7 @@ def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase
         out.append(Example(text=text, six=one_hot(label, 0.15), six_w=1.0, source="syn-phrase"))
     for _ in range(n_emoji):
         label = rng.choice(SIX)
-        parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
-        out.append(Example(text=rng.choice([" ", ""]).join(parts), six=one_hot(label, 0.05), six_w=1.0,
-                           source="syn-emoji"))
+        out.append(Example(text=emoji_only(label, rng), six=one_hot(label, 0.05), six_w=1.0, source="syn-emoji"))
     neg_words = sorted(lexicon.NEGATABLE)
     for _ in range(n_neg):
         w = rng.choice(neg_words)

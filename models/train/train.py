@@ -35,7 +35,7 @@ import data  # noqa: E402
 import export  # noqa: E402
 import metrics  # noqa: E402
 import teachers  # noqa: E402
-from compact import CompactNet, check as check_compact  # noqa: E402
+from compact import CompactNet, check as check_compact, net_from_onnx  # noqa: E402
 from fit import Encoder, Row, fit, pad, predict  # noqa: E402
 from model import Branch, EmotionNet, Ensemble, BRANCH_DEFAULTS, OUT_SIZES, make_branch  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
@@ -161,6 +161,13 @@ def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch,
     go_train, go_hold = data.go_splits(args.seed)
     rows: list[Row] = [(t, data.multi_hot(l), 1.0) for t, l in go_train]
     hold_gold = np.array([data.multi_hot(l) for _, l in go_hold])
+    # GoEmotions hardly shows emoji (😡 in 3 of 43,410 train comments), so up to 1.3.0 this branch read
+    # the six-way lexicon's emoji as neutral (😡 alone: 0.998), and intensity, which is scaled by
+    # 1 - neutral, fell as emoji were added ("I'm furious 😡😡😡" read minimal). Each epoch therefore
+    # adds emoji-only texts labelled with the GoEmotions label of the same name, and copies of comments
+    # labelled with one of the six names, with one of its emoji added (their labels unchanged).
+    go_index = {n: i for i, n in enumerate(names)}
+    six_rows = [(t, data.multi_hot(l), names[i]) for t, l in go_train for i in l[:1] if names[i] in data.SIX_INDEX]
 
     def report_for(branch: Branch):
         def report(_e: int) -> str:
@@ -173,6 +180,11 @@ def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch,
         rng = random.Random(args.seed * 2000 + epoch)
         # punctuation-free, lower-case copies: GoEmotions is chat text already, dair-ai style text is not
         extra = [(t.lower().replace(",", "").replace(".", ""), y, w) for t, y, w in rows if rng.random() < 0.1]
+        if args.sub_emoji:
+            for _ in range(args.n_emoji):
+                label = rng.choice(data.SIX)
+                extra.append((data.emoji_only(label, rng), data.multi_hot([go_index[label]]), 1.0))
+            extra += [(data.add_emoji(t, label, rng), y, 1.0) for t, y, label in six_rows if rng.random() < 0.2]
         return rows + extra
 
     branch = new_branch("sub", vocab, args.seed + 7, arch(args)["sub"])
@@ -284,11 +296,15 @@ def main() -> None:
     ap.add_argument("--n-phrase", type=int, default=400)
     ap.add_argument("--n-int", type=int, default=500)
     ap.add_argument("--sub-epochs", type=int, default=5)
+    ap.add_argument("--no-sub-emoji", dest="sub_emoji", action="store_false",
+                    help="train the sub branch without emoji texts (1.3.0's recipe)")
     ap.add_argument("--va-epochs", type=int, default=6)
     ap.add_argument("--va-pseudo-w", type=float, default=1.0)
     ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
-    ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random)")
-    ap.add_argument("--version", default="1.3.0")
+    ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random, or --base's)")
+    ap.add_argument("--base", default=None,
+                    help="a model directory whose branches not in --only are kept: weights, sub thresholds, metrics")
+    ap.add_argument("--version", default="1.3.1")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))
@@ -310,9 +326,17 @@ def main() -> None:
     enc = Encoder(tok)
     vocab = len(tok.vocab)
     names = data.load_go_names()
-    net = EmotionNet(vocab, arch(args), six_members=args.six_members)
-    metrics_out: dict = {}
-    thresholds = {n: 0.5 for n in names}
+    if args.base:
+        net = net_from_onnx(os.path.join(args.base, "model.onnx"))
+        with open(os.path.join(args.base, "manifest.json"), encoding="utf-8") as f:
+            base = json.load(f)
+        thresholds = base["outputs"]["sub_emotions"]["thresholds"]
+        metrics_out = dict(base["metrics"])
+        log(f"kept from {args.base}: {', '.join(sorted({'six', 'sub', 'va'} - only)) or 'nothing'}")
+    else:
+        net = EmotionNet(vocab, arch(args), six_members=args.six_members)
+        thresholds = {n: 0.5 for n in names}
+        metrics_out = {}
     if "six" in only:
         net.six = train_six(args, enc, vocab, names)
     if "sub" in only:
