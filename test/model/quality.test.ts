@@ -100,6 +100,14 @@ describe('emotion model behaviour', () => {
     expect(entropy(b)).toBeLessThan(entropy(a));
   });
 
+  // GoEmotions hardly shows emoji: up to 1.3.0 the sub-emotion branch read them as neutral (😡 alone:
+  // 0.998), and intensity, scaled by 1 - neutral, fell to nothing (models/emotion/MODEL.md).
+  it.each(fixtures.top.filter((f) => !/\p{L}/u.test(f.text)))('$text is not read as neutral', async ({ text }) => {
+    const neutral = model.manifest.outputs.sub_emotions.labels.indexOf('neutral');
+    const out = await model.run([text]);
+    expect(out.sub[neutral] ?? 1).toBeLessThan(0.5);
+  });
+
   it('gives a text the same outputs alone and in a mixed-length batch', async () => {
     const text = 'I feel a little lost but hopeful 🙂';
     const alone = await model.run([text]);
