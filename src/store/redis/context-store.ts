@@ -51,31 +51,27 @@ if stale > 0 then
 end
 -- A retry of a request whose append landed after the request had given up: that append stands, and the
 -- context is returned as it is (unless it is gone since, when the retry's append starts it afresh).
-if ARGV[6] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ttl) then
-  local m = redis.call('HMGET', KEYS[1], 'createdAt', 'total')
-  if m[1] then
-    local list, tail, llen = since(m[1], m[2] or '0', held)
-    return {m[1], m[2] or '0', list, tail, llen}
+local applied = ARGV[6] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ttl)
+if not (applied and redis.call('EXISTS', KEYS[1]) == 1) then
+  -- A new context starts empty: under volatile-lru Redis may have evicted the record but kept its list.
+  -- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
+  -- is not refused, so deleting nothing first would let every append past noeviction.)
+  if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
+  redis.call('HSETNX', KEYS[1], 'createdAt', now)
+  redis.call('HSET', KEYS[1], 'updatedAt', now)
+  local n = #ARGV - 6
+  redis.call('HINCRBY', KEYS[1], 'total', n)
+  if n > 0 then
+    -- In slices: unpack() of some 8,000 values passes Lua's limit.
+    for i = 7, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
+    redis.call('LTRIM', KEYS[2], -max, -1)
+    redis.call('PEXPIRE', KEYS[2], ttl)
   end
+  redis.call('PEXPIRE', KEYS[1], ttl)
 end
--- A new context starts empty: under volatile-lru Redis may have evicted the record but kept its list.
--- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
--- is not refused, so deleting nothing first would let every append past noeviction.)
-if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
-redis.call('HSETNX', KEYS[1], 'createdAt', now)
-redis.call('HSET', KEYS[1], 'updatedAt', now)
-local n = #ARGV - 6
-local total = redis.call('HINCRBY', KEYS[1], 'total', n)
-if n > 0 then
-  -- In slices: unpack() of some 8,000 values passes Lua's limit.
-  for i = 7, #ARGV, 1000 do redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
-  redis.call('LTRIM', KEYS[2], -max, -1)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-redis.call('PEXPIRE', KEYS[1], ttl)
-local created = redis.call('HGET', KEYS[1], 'createdAt')
-local list, tail, llen = since(created, total, held)
-return {created, tostring(total), list, tail, llen}
+local m = redis.call('HMGET', KEYS[1], 'createdAt', 'total')
+local list, tail, llen = since(m[1], m[2], held)
+return {m[1], m[2], list, tail, llen}
 `;
 
 // KEYS: meta, messages. ARGV: held ('' for none).
