@@ -52,10 +52,15 @@ describe('RedisContextStore', () => {
   it('an append under an idempotency token is applied once, from any instance; other appends are not held back', async () => {
     const [a, b] = [new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 }),
       new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 })];
-    expect((await a.append('once', [message('m1')], 'token-1')).total).toBe(1);
+    const first = await a.append('once', [message('m1')], 'token-1');
+    expect(first.total).toBe(1);
+    await new Promise((r) => setTimeout(r, 5));
     const again = await b.append('once', [message('m1-retry')], 'token-1');
     expect(again.total).toBe(1);
     expect(ids(again)).toEqual(['m1']);
+    // Nothing was written: the record is the first append's, its time included.
+    expect(again.updatedAt).toBe(first.updatedAt);
+    expect((await b.get('once'))?.updatedAt).toBe(first.updatedAt);
     expect(ids(await a.append('once', [message('m2')]))).toEqual(['m1', 'm2']);
     expect(ids(await b.append('once', [message('m3')], 'token-2'))).toEqual(['m1', 'm2', 'm3']);
     expect(ids(await a.append('once', [message('m3-retry')], 'token-2'))).toEqual(['m1', 'm2', 'm3']);

@@ -42,7 +42,8 @@ end
 
 // KEYS: meta, messages, once (the append's marker). ARGV: now, ttlMs, maxMessages, staleBefore (0: none),
 // held ('' for none), once ('1': set the marker, and skip an append already marked), message...
-// Returns {createdAt, total, messages, tail, length} (see SINCE): the record right after this append.
+// Returns {createdAt, updatedAt, total, messages, tail, length} (see SINCE): the record right after this
+// append (a skipped append keeps the updatedAt of the one it repeats).
 const APPEND = `${SINCE}
 local now, ttl, max, stale, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 if stale > 0 then
@@ -69,9 +70,9 @@ if not (applied and redis.call('EXISTS', KEYS[1]) == 1) then
   end
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
-local m = redis.call('HMGET', KEYS[1], 'createdAt', 'total')
-local list, tail, llen = since(m[1], m[2], held)
-return {m[1], m[2], list, tail, llen}
+local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
+local list, tail, llen = since(m[1], m[3], held)
+return {m[1], m[2], m[3], list, tail, llen}
 `;
 
 // KEYS: meta, messages. ARGV: held ('' for none).
@@ -97,7 +98,7 @@ export interface RedisContextStoreOptions {
   now?: (() => number) | undefined;
 }
 
-type AppendReply = [Buffer, Buffer, Buffer[], number, number];
+type AppendReply = [Buffer, Buffer, Buffer, Buffer[], number, number];
 type ReadReply = null | [Buffer, Buffer, Buffer, Buffer[], number, number];
 
 /** What a caller holding `r` tells Redis (see SINCE). */
@@ -175,12 +176,12 @@ export class RedisContextStore implements ContextStore {
     // The copy this append will extend: the one named to Redis, whatever the cache holds by the reply.
     const held = this.#cache.get(contextId);
     const args = [String(now), String(this.#ttlMs), String(this.#maxMessages), String(staleBefore), heldOf(held), once ? '1' : '0', ...messages.map(encode)];
-    const [createdAt, total, list, tail, length] = await this.#redis.run((c) =>
+    const [createdAt, updatedAt, total, list, tail, length] = await this.#redis.run((c) =>
       (c as unknown as ContextCommands).sentioContextAppendBuffer(keys.meta, keys.messages, onceKey(keys.meta, once), ...args));
     const record: ContextRecord = {
       id: contextId,
       createdAt: Number(createdAt.toString()),
-      updatedAt: now,
+      updatedAt: Number(updatedAt.toString()),
       total: Number(total.toString()),
       messages: this.#messages(held, list, tail, length),
     };
