@@ -378,9 +378,20 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** A choice is an object, and its message (or delta), when present, is one too: what Sentio reads of it. */
+/**
+ * A choice is an object, with a message (a completion's) or a delta (a chunk's, which may leave it out)
+ * that is one too, whose content is text or null and whose tool_calls are a list: what Sentio reads of it
+ * and what an OpenAI client expects to find there.
+ */
 function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
-  return isObject(c) && (c[body] === undefined || c[body] === null || isObject(c[body]));
+  if (!isObject(c)) return false;
+  const m = c[body];
+  if (m === undefined && body === 'delta') return true;
+  if (!isObject(m)) return false;
+  const content = m['content'];
+  const toolCalls = m['tool_calls'];
+  return (content === undefined || content === null || typeof content === 'string')
+    && (toolCalls === undefined || toolCalls === null || Array.isArray(toolCalls));
 }
 
 function isCompletion(v: unknown): v is UpstreamCompletion {

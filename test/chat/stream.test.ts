@@ -319,14 +319,19 @@ describe('malformed upstream streams', () => {
     await stillServing();
   });
 
-  it('choices that are not an array of objects → upstream_error, in-band or as a 502', async () => {
-    for (const bad of [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }]]) {
+  it('choices that are not an array of objects, or whose message is not a message → upstream_error, in-band or as a 502', async () => {
+    const streamed = [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }], [{ index: 0, delta: null }],
+      [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }]];
+    for (const bad of streamed) {
       llm.enqueue({ kind: 'raw', pieces: [chunk(bad), 'data: [DONE]\n\n'] });
       const { events } = await streamChat(V2, body([user('hi')]));
       expect(events.at(-2)!.json!.error, JSON.stringify(bad)).toMatchObject({ code: 'upstream_error' });
       expect(events.at(-1)!.data).toBe('[DONE]');
     }
-    for (const bad of [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }]]) {
+    const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
+      [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
+      [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }]];
+    for (const bad of whole) {
       llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: bad })] });
       const res = await s.post(V2, body([user('hi')], { stream: false }));
       expect(res.status, JSON.stringify(bad)).toBe(502);
