@@ -104,9 +104,10 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   process.on('SIGHUP', reloadKeys);
   let closing = false;
 
+  const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
   const apiRoutes: Route[] = [
-    ...emotionRoutes(v1Dialect, { service, limits: config.limits }),
-    ...emotionRoutes(v2Dialect, { service, limits: config.limits }),
+    ...emotionRoutes(v1Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
+    ...emotionRoutes(v2Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
     ...chatRoutes({ service, config, logger, metrics }),
   ];
   const routes: Route[] = [
@@ -121,7 +122,6 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or
   // bodies, so they skip the redaction pass: its wildcard paths cost as much as the rest of the line.
   const accessLog = logger.child({}, { redact: [] });
-  const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
   const server = new HttpServer({
     routes,
     keys,
@@ -133,7 +133,6 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     mapError: mapLowerError,
     admit: rateLimit.admit,
     middleware: [
-      rateLimit.middleware,
       idempotencyMiddleware({
         store: stores.idempotency,
         ttlMs: config.contextTtlSeconds * 1000,

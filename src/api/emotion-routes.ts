@@ -8,6 +8,7 @@ import type { Limits } from '../config.js';
 import type { EmotionService, MessageInput } from '../core/emotion-service.js';
 import { DEFAULT_EQ_PARAMS, type EqParams } from '../core/eq.js';
 import { EMOTIONS, round4 } from '../core/emotions.js';
+import { batchCost, type ChargeRequest } from '../guard/rate-limit.js';
 import type { RequestContext, Route } from '../http/server.js';
 import { entryFor, v1Entry, v2Brief, type EntryShape } from './entries.js';
 import type { EmotionParams, V1EmotionRequest, V2EmotionRequest } from './schemas.js';
@@ -30,6 +31,8 @@ type EmotionModel = keyof typeof EMOTION_MODELS;
 export interface EmotionRouteDeps {
   service: EmotionService;
   limits: Limits;
+  /** The rate limit's charge for what a request costs beyond its admission (a batch's further tokens). */
+  charge: ChargeRequest;
 }
 
 interface ParsedRequest {
@@ -197,6 +200,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       summary: `Batch analysis (${d.version})`,
       handler: async (ctx, body) => {
         const r = parseRequest(d, body!, limits.batchMessages, limits);
+        await deps.charge(ctx, batchCost(r.messages.length));
         const items = await service.analyzeBatch(r.messages, { eq: r.eq, smoothing: 0 }, ctx.signal);
         const tokens = tokensOf(ctx, items.reduce((n, a) => n + a.scores.tokens, 0));
         const usage = { total_tokens: tokens, analyse_tokens: tokens };

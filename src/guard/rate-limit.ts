@@ -4,7 +4,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
-import type { Middleware, RequestContext } from '../http/server.js';
+import type { RequestContext } from '../http/server.js';
 
 export interface BucketResult {
   allowed: boolean;
@@ -30,6 +30,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
+/** Charges a request's whole cost in tokens, less what its admission took; 429 when the key lacks them. */
+export type ChargeRequest = (ctx: RequestContext, cost: number) => Promise<void>;
+
 export interface RateLimitOptions {
   store: RateLimitStore;
   defaultRpm: number;
@@ -41,22 +44,19 @@ export function admissionCost(ctx: RequestContext): number {
   return ctx.route.endsWith('/chat/completions') ? 2 : 1;
 }
 
-/** What a request costs in all, once its body is known: a batch one per started 64 texts. */
-export function requestCost(ctx: RequestContext, body: Record<string, unknown> | undefined): number {
-  if (ctx.route.includes('batch-analys')) {
-    const n = Array.isArray(body?.['messages']) ? (body['messages'] as unknown[]).length : 1;
-    return Math.max(1, Math.ceil(n / 64));
-  }
-  return admissionCost(ctx);
+/** What a batch of `n` texts costs in all: one token per started 64 texts. */
+export function batchCost(n: number): number {
+  return Math.max(1, Math.ceil(n / 64));
 }
 
 /**
  * The per-key limit in two steps. `admit` charges admissionCost before the body is read, so a key past
- * its quota gets 429 without holding a connection slot or having a megabyte read and parsed, and bodies
- * that fail count like any request. `middleware` charges what a batch costs beyond that once its body is
- * parsed (one store round trip more, for batches over 64 texts only).
+ * its quota gets 429 without holding a connection slot or having a megabyte read and parsed. `charge`
+ * takes what a request costs beyond that (a batch's further tokens), called by its handler once the body
+ * has passed validation: a body that fails counts like any request, and a batch refused for its size is
+ * answered 413, not 429 for tokens it could never spend.
  */
-export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestContext) => Promise<void>; middleware: Middleware } {
+export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestContext) => Promise<void>; charge: ChargeRequest } {
   const now = opts.now ?? Date.now;
   const take = async (ctx: RequestContext, cost: number, rpm: number): Promise<void> => {
     const refillPerMs = rpm / 60_000;
@@ -78,12 +78,11 @@ export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestConte
       const rpm = rpmOf(ctx);
       await take(ctx, Math.min(admissionCost(ctx), rpm), rpm);
     },
-    middleware: async (ctx, body, _raw, next) => {
-      if (!ctx.key) return next();
+    charge: async (ctx, cost) => {
+      if (!ctx.key) return;
       const rpm = rpmOf(ctx);
-      const rest = Math.min(requestCost(ctx, body), rpm) - Math.min(admissionCost(ctx), rpm);
+      const rest = Math.min(cost, rpm) - Math.min(admissionCost(ctx), rpm);
       if (rest > 0) await take(ctx, rest, rpm);
-      return next();
     },
   };
 }

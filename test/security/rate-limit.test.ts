@@ -80,4 +80,31 @@ describe('rate limits', () => {
       await t.close();
     }
   });
+
+  it('a batch refused for its size or its fields costs one token, and is refused for that, not for the quota', async () => {
+    const t = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '20' });
+    try {
+      const remaining = (r: Response) => r.headers.get('ratelimit-remaining');
+      // 400,000 messages would weigh 6,250 tokens, more than the key ever holds: still 413, not 429.
+      let r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 400_000 }, () => 0) });
+      expect(r.status).toBe(413);
+      expect((await r.json()).error).toMatchObject({ code: 'too_many_messages', param: 'messages' });
+      expect(remaining(r)).toBe('19');
+      r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1_025 }, () => ({ content: { text: 'x' } })) });
+      expect(r.status).toBe(413);
+      expect(remaining(r)).toBe('18');
+      r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1_000 }, () => ({ content: { text: 7 } })) });
+      expect(r.status).toBe(400);
+      expect(remaining(r)).toBe('17');
+      // A valid batch of 1,000 (16 tokens) fits the 17 left, then the quota is spent.
+      r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1_000 }, () => ({ content: { text: 'x' } })) });
+      expect(r.status).toBe(200);
+      expect(remaining(r)).toBe('1');
+      r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 65 }, () => ({ content: { text: 'x' } })) });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).not.toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
 });
