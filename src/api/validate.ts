@@ -15,31 +15,46 @@ export function paramPath(path: readonly PropertyKey[]): string {
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  let path = [...issue.path];
-  let code: ErrorCode = 'invalid_value';
-  let message = issue.message;
+  const { code, path, message } = describe(r.error.issues[0]!, value);
+  throw new AppError(code, message, { param: paramPath(path) || undefined });
+}
+
+function describe(issue: z.core.$ZodIssue, value: unknown): { code: ErrorCode; path: PropertyKey[]; message: string } {
+  const path = [...issue.path];
   if (issue.code === 'unrecognized_keys') {
-    code = 'unknown_field';
-    path = [...path, issue.keys[0] ?? ''];
-    message = `unknown field ${paramPath(path)}`;
-  } else if (issue.code === 'invalid_type') {
+    const field = [...path, issue.keys[0] ?? ''];
+    return { code: 'unknown_field', path: field, message: `unknown field ${paramPath(field)}` };
+  }
+  if (issue.code === 'invalid_type') {
     const actual = valueAt(value, issue.path);
     const missing = actual === undefined;
     // JSON.parse reads 1e400 as Infinity: a number, out of any range.
     const infinite = typeof actual === 'number' && !Number.isFinite(actual);
-    code = missing ? 'missing_field' : infinite ? 'invalid_value' : 'invalid_type';
-    message = missing ? `${paramPath(path)} is required` : infinite ? `${paramPath(path)}: out of range` : `${paramPath(path)}: expected ${issue.expected}`;
-  } else if (wrongKindOfValue(issue, valueAt(value, issue.path))) {
+    const code = missing ? 'missing_field' : infinite ? 'invalid_value' : 'invalid_type';
+    return { code, path, message: missing ? `${paramPath(path)} is required` : infinite ? `${paramPath(path)}: out of range` : `${paramPath(path)}: expected ${issue.expected}` };
+  }
+  if (wrongKindOfValue(issue, valueAt(value, issue.path))) {
     // A discriminator (a chat message's role) or an enum member: absent is missing, another JSON type
     // is a type error; only a value of the right type that is not allowed stays invalid_value.
     const actual = valueAt(value, issue.path);
-    code = actual === undefined ? 'missing_field' : 'invalid_type';
-    message = actual === undefined ? `${paramPath(path)} is required` : `${paramPath(path)}: expected a string`;
-  } else {
-    message = `${paramPath(path)}: ${issue.message}`;
+    return actual === undefined
+      ? { code: 'missing_field', path, message: `${paramPath(path)} is required` }
+      : { code: 'invalid_type', path, message: `${paramPath(path)}: expected a string` };
   }
-  throw new AppError(code, message, { param: paramPath(path) || undefined });
+  if (issue.code === 'invalid_union' && !('discriminator' in issue && issue.discriminator !== undefined)) {
+    // A value of none of the alternatives' types is a type error; one that has the type of exactly one
+    // alternative is judged by that alternative (params.thresholds: a number, or a map of numbers).
+    const typed = issue.errors.filter((branch) => !(branch[0]?.code === 'invalid_type' && branch[0].path.length === 0));
+    if (typed.length === 0) {
+      const expected = issue.errors.map((branch) => (branch[0] as { expected?: string }).expected).join(' or ');
+      return { code: 'invalid_type', path, message: `${paramPath(path)}: expected ${expected}` };
+    }
+    if (typed.length === 1) {
+      const inner = typed[0]![0]!;
+      return describe({ ...inner, path: [...path, ...inner.path] } as z.core.$ZodIssue, value);
+    }
+  }
+  return { code: 'invalid_value', path, message: `${paramPath(path)}: ${issue.message}` };
 }
 
 function wrongKindOfValue(issue: z.core.$ZodIssue, actual: unknown): boolean {

@@ -104,6 +104,13 @@ describe('validation (400)', () => {
     await expectError(huge, 400, 'invalid_request_error', 'invalid_value', 'params.sensitivity');
     await expectError(await s.post(p, { messages: [msg()], params: { includeSubEmotions: 'yes' } }), 400, 'invalid_request_error', 'invalid_type', 'params.includeSubEmotions');
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: { joy: -1 } } }), 400, 'invalid_request_error', 'invalid_value', 'params.thresholds.joy');
+    // thresholds is a number or a map of numbers: a value of neither type is a type error, and a map is
+    // judged field by field.
+    for (const bad of ['0.5', true, null, [0.5]]) {
+      await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: bad } }), 400, 'invalid_request_error', 'invalid_type', 'params.thresholds');
+    }
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: { joy: 'x' } } }), 400, 'invalid_request_error', 'invalid_type', 'params.thresholds.joy');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { thresholds: 2 } }), 400, 'invalid_request_error', 'invalid_value', 'params.thresholds');
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { smoothing: 'lots' } }), 400, 'invalid_request_error', 'invalid_type', 'params.smoothing');
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { bogus: 1 } }), 400, 'invalid_request_error', 'unknown_field', 'params.bogus');
   });
