@@ -241,11 +241,15 @@ export class HttpServer {
     const method = req.getCaseSensitiveMethod();
     // Any token is a method to uWS: an unknown one must not become a new metrics series per request.
     const known = KNOWN_METHODS.has(method) ? method : 'OTHER';
-    const allowed = this.#opts.routes.some((r) => r.method.toUpperCase() !== method && patternMatches(r.pattern, path));
+    const methods = this.#opts.routes.filter((r) => patternMatches(r.pattern, path)).map((r) => r.method.toUpperCase());
+    // A GET route answers HEAD too (RFC 9110's 405 names every method the resource supports in Allow).
+    if (methods.includes('GET')) methods.push('HEAD');
+    const allowed = methods.some((m) => m !== method);
     const err = allowed
       ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
       : new AppError('route_not_found', `no route for ${method} ${path}`);
-    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD' });
+    const headers: Record<string, string> = allowed ? { allow: [...new Set(methods)].join(', ') } : {};
+    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers });
     this.#opts.onRequestDone?.({
       request_id: requestId, key_id: undefined, method: known, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,

@@ -201,7 +201,11 @@ describe('routing', () => {
     await expectError(await s.get('/v3/emotions/analysis'), 404, 'not_found_error', 'route_not_found');
     await expectError(await s.get('/v2/emotions/analysis/extra/segments'), 404, 'not_found_error', 'route_not_found');
     await expectError(await s.get('/v2/emotions/batch-analysis/x'), 404, 'not_found_error', 'route_not_found');
-    await expectError(await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' }), 405, 'invalid_request_error', 'method_not_allowed');
+    const put = await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' });
+    expect(put.headers.get('allow')).toBe('POST'); // RFC 9110: a 405 names the methods the resource has
+    await expectError(put, 405, 'invalid_request_error', 'method_not_allowed');
+    expect((await fetch(`${s.base}/v2/emotions/x`, { method: 'DELETE' })).headers.get('allow')).toBe('GET, HEAD');
+    expect((await s.get('/v3/emotions/analysis')).headers.get('allow')).toBeNull();
     // Methods are case-sensitive: `get` is not GET (it was reported, and counted in metrics, as GET).
     const lower = await rawRequest(s.sentio.port, 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(lower.status).toBe(405);
