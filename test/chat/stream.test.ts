@@ -239,6 +239,36 @@ describe('streaming failures', () => {
     expect(events.at(-2)!.json!.error.message).toMatch(/ended before/);
   });
 
+  it('an upstream that fails before its first chunk gets an ordinary HTTP error, and its Idempotency-Key is released', async () => {
+    const cases: Array<[Parameters<FakeLlm['enqueue']>[0], number, string]> = [
+      [{ kind: 'raw', pieces: ['data: {"error":{"message":"model overloaded","type":"server_error"}}\n\n'] }, 502, 'upstream_error'],
+      [{ kind: 'raw', pieces: [': thinking\n\n'], open: true }, 504, 'upstream_timeout'], // headers, then nothing
+      [{ kind: 'raw', pieces: ['data: [DONE]\n\n'] }, 502, 'upstream_error'],
+      [{ kind: 'raw', pieces: ['data: {not json\n\n'] }, 502, 'upstream_error'],
+    ];
+    for (const [behavior, status, code] of cases) {
+      const key = `first-chunk-${code}-${Math.random()}`;
+      llm.enqueue(behavior);
+      const res = await fetch(s.base + V2, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY, 'idempotency-key': key },
+        body: JSON.stringify(body([user('hi')])),
+      });
+      expect(res.status, JSON.stringify(behavior)).toBe(status);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(((await res.json()) as Record<string, any>).error.code).toBe(code);
+      // The key was given back: the retry runs, and streams.
+      llm.enqueue({ kind: 'reply', content: 'all good now' });
+      const retry = await fetch(s.base + V2, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY, 'idempotency-key': key },
+        body: JSON.stringify(body([user('hi')])),
+      });
+      expect(retry.status).toBe(200);
+      expect(await retry.text()).toMatch(/"content":"now"[\s\S]*\[DONE\]/);
+    }
+  });
+
   it('an upstream that stalls mid-stream → upstream_timeout error event', async () => {
     llm.enqueue({ kind: 'reply', content: 'slow words here', tokenMs: 700 });
     const { events } = await streamChat(V2, body([user('hi')]));
@@ -322,11 +352,17 @@ describe('malformed upstream streams', () => {
   it('choices that are not an array of objects, or whose message is not a message → upstream_error, in-band or as a 502', async () => {
     const streamed = [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }], [{ index: 0, delta: null }],
       [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }]];
+    const good = chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' } }]);
     for (const bad of streamed) {
-      llm.enqueue({ kind: 'raw', pieces: [chunk(bad), 'data: [DONE]\n\n'] });
+      // After a good chunk, in-band; as the first chunk, before Sentio's stream has started, a 502.
+      llm.enqueue({ kind: 'raw', pieces: [good, chunk(bad), 'data: [DONE]\n\n'] });
       const { events } = await streamChat(V2, body([user('hi')]));
       expect(events.at(-2)!.json!.error, JSON.stringify(bad)).toMatchObject({ code: 'upstream_error' });
       expect(events.at(-1)!.data).toBe('[DONE]');
+      llm.enqueue({ kind: 'raw', pieces: [chunk(bad), 'data: [DONE]\n\n'] });
+      const { res } = await streamChat(V2, body([user('hi')]));
+      expect(res.status, JSON.stringify(bad)).toBe(502);
+      expect(((await res.json()) as Record<string, any>).error.code).toBe('upstream_error');
     }
     const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
@@ -358,15 +394,15 @@ describe('malformed upstream streams', () => {
     const kib64 = 'x'.repeat(65_536);
     // One data line of 8 MiB that never ends: refused at 4 Mi characters, long before its end.
     llm.enqueue({ kind: 'raw', pieces: { count: 128, piece: (i) => (i === 0 ? `data: ${kib64}` : kib64) } });
-    let { events } = await streamChat(V2, body([user('hi')]));
-    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });
-    expect(events.at(-2)!.json!.error.message).toMatch(/stream event over/);
+    const { res } = await streamChat(V2, body([user('hi')]));
+    expect(res.status).toBe(502); // the first event: nothing was streamed yet
+    expect(((await res.json()) as Record<string, any>).error.message).toMatch(/stream event over/);
     await llm.settled(llm.last!);
     expect(llm.last!.closedEarly).toBe(true);
     // Well-formed events, 33 MiB of them: refused at 32 MiB.
     const event = chunk([{ index: 0, delta: { content: kib64 } }]);
     llm.enqueue({ kind: 'raw', pieces: { count: Math.ceil((33 * 1_048_576) / event.length), piece: () => event } });
-    ({ events } = await streamChat(V2, body([user('hi')])));
+    const { events } = await streamChat(V2, body([user('hi')]));
     expect(events.at(-2)!.json!.error.message).toMatch(/streamed more than/);
     expect(events.length).toBeGreaterThan(400);
     await stillServing();

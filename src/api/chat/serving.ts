@@ -27,7 +27,7 @@ import type { SseStream } from '../../http/sse.js';
 import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
-import type { UpstreamUsage } from '../../llm/types.js';
+import type { UpstreamChunk, UpstreamUsage } from '../../llm/types.js';
 import { bytesToTokens, estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
 import { truncateUtf8 } from '../utf8.js';
@@ -107,7 +107,14 @@ class ChatTurn {
     const body = this.#upstreamBody(messages);
     if (this.req.stream) {
       const upstream = await this.#upstream(() => this.client.stream(body, this.#abort.signal, this.ctx.requestId));
-      return { stream: (sse) => this.#forward(sse, upstream, analysis, messages) };
+      // Sentio's stream starts with the upstream's first chunk: an upstream that fails before it (an error
+      // event, a stall, an event that is not JSON, nothing at all) gets an ordinary HTTP error, not a 200.
+      const first = await this.#upstream(async () => {
+        const next = await upstream[Symbol.asyncIterator]().next();
+        if (next.done) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
+        return next.value;
+      });
+      return { stream: (sse) => this.#forward(sse, first, upstream, analysis, messages) };
     }
     const completion = await this.#upstream(() => this.client.complete(body, this.#abort.signal, this.ctx.requestId));
     this.#observeLatency();
@@ -278,9 +285,9 @@ class ChatTurn {
     return tail;
   }
 
-  /** Forward the upstream's chunks as they come, then the emotions chunk and [DONE]. */
+  /** Forward the upstream's chunks as they come (the first already read), then the emotions chunk and [DONE]. */
   async #forward(
-    sse: SseStream, upstream: UpstreamStream, analysis: Promise<UserAnalysis>,
+    sse: SseStream, first: UpstreamChunk, upstream: UpstreamStream, analysis: Promise<UserAnalysis>,
     messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>,
   ): Promise<void> {
     const head = `{"id":${JSON.stringify(this.#id)},"object":"chat.completion.chunk","created":${this.#created},"model":${JSON.stringify(this.req.publicModel)},"choices":`;
@@ -291,25 +298,34 @@ class ChatTurn {
     let toolBytes = 0;
     let usage: UpstreamUsage | undefined;
     let finished = false;
+    /** Relay one chunk; false once the client has gone. */
+    const relay = async (chunk: UpstreamChunk): Promise<boolean> => {
+      if (chunk.usage) usage = chunk.usage;
+      const choices = chunk.choices;
+      if (!choices || choices.length === 0) return true; // a usage-only chunk: reported in the last chunk
+      for (const c of choices) {
+        const delta = c.delta;
+        if (typeof delta?.content === 'string') {
+          if (text.length < keep) text += delta.content.slice(0, keep - text.length);
+          textBytes += Buffer.byteLength(delta.content, 'utf8');
+        }
+        if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
+        if (c.finish_reason) finished = true;
+      }
+      await sse.send(`${head}${JSON.stringify(choices)}}`);
+      return !sse.closed;
+    };
     try {
-      for await (const chunk of upstream) {
-        if (chunk.usage) usage = chunk.usage;
-        const choices = chunk.choices;
-        if (!choices || choices.length === 0) continue; // a usage-only chunk: reported in the last chunk
-        for (const c of choices) {
-          const delta = c.delta;
-          if (typeof delta?.content === 'string') {
-            if (text.length < keep) text += delta.content.slice(0, keep - text.length);
-            textBytes += Buffer.byteLength(delta.content, 'utf8');
-          }
-          if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
-          if (c.finish_reason) finished = true;
+      let open = await relay(first);
+      if (open) {
+        for await (const chunk of upstream) {
+          open = await relay(chunk);
+          if (!open) break;
         }
-        await sse.send(`${head}${JSON.stringify(choices)}}`);
-        if (sse.closed) {
-          upstream.abort();
-          return;
-        }
+      }
+      if (!open) {
+        upstream.abort();
+        return;
       }
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
       this.#observeLatency();
