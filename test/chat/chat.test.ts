@@ -296,6 +296,21 @@ describe('request validation', () => {
     }
   });
 
+  it('a tool\'s parameters reach the upstream as sent, a __proto__ key included; parameters that are not an object are a 400', async () => {
+    const send = (body: string) => fetch(s.base + V2, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body });
+    const head = '{"model":"llm-k2-thinking","emotion_model":"emotion-v2","messages":[{"role":"user","content":"x"}],';
+    // Written by hand: an object literal's __proto__ would set its prototype, not a key.
+    const parameters = '{"__proto__":{"type":"string"},"type":"object"}';
+    let r = await send(`${head}"tools":[{"type":"function","function":{"name":"f","parameters":${parameters}}}]}`);
+    expect(r.status).toBe(200);
+    expect(JSON.stringify((llm.last!.body['tools'] as Array<{ function: { parameters: unknown } }>)[0]!.function.parameters)).toBe(parameters);
+    for (const bad of ['"object"', '[1]', 'null', '7']) {
+      r = await send(`${head}"tools":[{"type":"function","function":{"name":"f","parameters":${bad}}}]}`);
+      expect(r.status, bad).toBe(400);
+      expect(await errorOf(r)).toMatchObject({ code: 'invalid_type', param: 'tools[0].function.parameters' });
+    }
+  });
+
   // JSON.stringify of the upstream body recursed into these and overflowed the stack at ~5,000 levels: 500.
   it('free-form JSON passed to the LLM (tool parameters, annotations) nested past 64 levels is a 400', async () => {
     // Written by hand: JSON.stringify here would overflow as the server's did.

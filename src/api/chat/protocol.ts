@@ -44,13 +44,26 @@ function nestedWithin(value: unknown, max: number): boolean {
 }
 
 const FreeJson = z.unknown().refine((v) => nestedWithin(v, MAX_JSON_DEPTH), `nested deeper than ${MAX_JSON_DEPTH} levels`);
+/**
+ * A JSON object passed on as it came. zod's record and object types copy keys by assignment, which drops
+ * a `__proto__` key (it sets the copy's prototype instead), so a tool's schema lost such a property.
+ */
+const FreeJsonObject = z.unknown().superRefine((v, ctx) => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    ctx.addIssue({ code: 'invalid_type', expected: 'object', input: v, message: 'expected an object' });
+  } else {
+    for (const [key, child] of Object.entries(v)) {
+      if (!nestedWithin(child, MAX_JSON_DEPTH)) ctx.addIssue({ code: 'custom', input: child, path: [key], message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+    }
+  }
+}).meta({ type: 'object' }) as unknown as z.ZodType<Record<string, unknown>>;
 
 const FunctionTool = z.strictObject({
   type: z.literal('function'),
   function: z.strictObject({
     name: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
     description: z.string().optional(),
-    parameters: z.record(z.string(), FreeJson).optional(),
+    parameters: FreeJsonObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });
