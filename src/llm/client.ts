@@ -349,7 +349,11 @@ function statusError(status: number, headers: http.IncomingHttpHeaders, text: st
     return new AppError('upstream_timeout', `the upstream LLM timed out (HTTP ${status})`);
   }
   // 401/403/404 mean Sentio's own upstream settings are wrong (key, model map): not the caller's fault.
-  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}${detail ? `: ${detail}` : ''}`);
+  // An upstream that says when to come back (a 503 in maintenance) has that passed on.
+  const retry = status >= 500 && (headers['retry-after'] !== undefined || headers['retry-after-ms'] !== undefined);
+  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}${detail ? `: ${detail}` : ''}`, {
+    ...(retry ? { headers: { 'retry-after': String(retryAfterSeconds(headers)) } } : {}),
+  });
 }
 
 function parseChunk(data: string): UpstreamChunk {

@@ -449,10 +449,17 @@ describe('upstream failures', () => {
     expect(await errorOf(r)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' });
   });
 
-  it('500 → 502 upstream_error; 400 → 400 upstream_rejected with the upstream message', async () => {
+  it('500 → 502 upstream_error (with a 503\'s Retry-After); 400 → 400 upstream_rejected with the upstream message', async () => {
     llm.enqueue({ kind: 'status', status: 500 });
     let r = await s.post(V2, v2([user('hi')]));
     expect(r.status).toBe(502);
+    expect(r.headers.get('retry-after')).toBeNull();
+    expect(await errorOf(r)).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+    // An upstream that says when to come back has that passed on.
+    llm.enqueue({ kind: 'status', status: 503, headers: { 'retry-after': '30' } });
+    r = await s.post(V2, v2([user('hi')]));
+    expect(r.status).toBe(502);
+    expect(r.headers.get('retry-after')).toBe('30');
     expect(await errorOf(r)).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
     llm.enqueue({ kind: 'status', status: 400, body: { error: { message: 'max_tokens is too large for this model' } } });
     r = await s.post(V2, v2([user('hi')]));
