@@ -165,7 +165,7 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
     }
     const body = reply.rawBody ?? JSON.stringify(reply.body);
     // The work is done: if the record cannot be stored now (Redis lost mid-request), still answer it; the
-    // in-flight claim then runs out with its lease and a retry runs again.
+    // Redis store sends the record again once Redis is back, and until then a retry gets 409.
     await opts.store.complete(scope, fingerprint, { kind: 'json', status: reply.status, body, headers: reply.headers ?? {} }, opts.ttlMs)
       .catch(() => undefined);
     return { ...reply, rawBody: body };

@@ -52,13 +52,15 @@ export async function openStores(config: StoreConfig, opts: OpenStoresOptions = 
       cachedMessages: config.contextCacheMessages,
       now: opts.now,
     });
+    const ownIdempotency = opts.idempotency ? undefined : new RedisIdempotencyStore(redis);
     return {
       backend: 'redis',
       contexts,
       rateLimits: opts.rateLimits ?? new RedisRateLimitStore(redis, opts.logger),
-      idempotency: opts.idempotency ?? new RedisIdempotencyStore(redis),
+      idempotency: opts.idempotency ?? ownIdempotency!,
       async close() {
         await contexts.close();
+        await ownIdempotency?.close(); // its releases and completions that Redis has not taken yet
         await redis.close();
       },
     };

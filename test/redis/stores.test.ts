@@ -268,6 +268,44 @@ describe('RedisIdempotencyStore', () => {
     await b.release('idem:k:lease2');
     expect((await c.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
   });
+
+  /** Drops the connection under the store (CLIENT KILL from another one) and resolves once it has noticed. */
+  async function dropConnection(conn: RedisConnection): Promise<void> {
+    const closed = new Promise((r) => conn.client.once('close', r));
+    await (await connection()).client.client('KILL', 'ID', String(await conn.client.client('ID')));
+    await closed;
+  }
+  const reconnected = async (conn: RedisConnection) => { while (conn.client.status !== 'ready') await new Promise((r) => setTimeout(r, 20)); };
+
+  it('a release or a completion lost with the connection is sent again once Redis is back (the key answered 409 for the lease)', async () => {
+    const conn = await connection();
+    const a = new RedisIdempotencyStore(conn);
+    const other = new RedisIdempotencyStore(await connection());
+    const reply = { kind: 'json' as const, status: 200, body: '{"ok":true}', headers: {} };
+    expect((await a.claim('idem:k:lost-release', 'fp')).outcome).toBe('claimed');
+    expect((await a.claim('idem:k:lost-complete', 'fp')).outcome).toBe('claimed');
+    await dropConnection(conn);
+    await expect(a.release('idem:k:lost-release')).rejects.toThrow();
+    await expect(a.complete('idem:k:lost-complete', 'fp', reply, 60_000)).rejects.toThrow();
+    await reconnected(conn);
+    // Another instance sees them land within a retry period: the failed request's key is free again, and
+    // the finished one's reply is there to replay.
+    const deadline = Date.now() + 3_000;
+    while ((await other.claim('idem:k:lost-complete', 'fp')).outcome !== 'done' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await other.claim('idem:k:lost-complete', 'fp')).toEqual({ outcome: 'done', fingerprint: 'fp', reply });
+    expect((await other.claim('idem:k:lost-release', 'fp')).outcome).toBe('claimed');
+  });
+
+  it('a retry on the same instance sends the pending release first, instead of finding its own lost claim', async () => {
+    const conn = await connection();
+    const a = new RedisIdempotencyStore(conn);
+    expect((await a.claim('idem:k:same', 'fp')).outcome).toBe('claimed');
+    await dropConnection(conn);
+    await expect(a.release('idem:k:same')).rejects.toThrow();
+    await reconnected(conn);
+    expect((await a.claim('idem:k:same', 'fp')).outcome).toBe('claimed'); // before the retry timer fires
+    await a.close();
+  });
 });
 
 describe('Redis lost and back', () => {

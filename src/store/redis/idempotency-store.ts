@@ -9,7 +9,10 @@
  * lease cannot overwrite or delete the claim of the retry that took over.
  *
  * Redis unreachable: claim() throws StoreUnavailableError (503), because an Idempotency-Key cannot be
- * honoured without the shared record.
+ * honoured without the shared record. A release() or complete() that Redis did not take (the connection
+ * dropped) is kept and sent again every RETRY_MS until it lands or its claim's lease is over: lost, the
+ * claim would answer 409 to every retry for the whole lease, though the request had failed (or finished).
+ * Sending one twice is harmless, as each only touches the record while it is still this instance's claim.
  */
 import { randomBytes } from 'node:crypto';
 import { IN_FLIGHT_LEASE_MS } from '../../guard/idempotency.js';
@@ -35,6 +38,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+/** How often writes Redis did not take are sent again, and how many are kept (the oldest go first). */
+const RETRY_MS = 1_000;
+const MAX_PENDING = 10_000;
+
+/** A release (no record) or a completion that Redis did not take, to send again until `until`. */
+interface PendingWrite {
+  claim: Buffer | string;
+  record?: Buffer;
+  ttlMs?: number;
+  until: number;
+}
+
 /** What is stored under a scope: f = request fingerprint, o = owner of an in-flight claim, r = reply. */
 interface IdempotencyRecord {
   f: string;
@@ -53,6 +68,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #leaseMs: number;
   /** Claims this instance holds, by scope: the exact bytes written, for compare-and-set. */
   readonly #claims = new Map<string, Buffer>();
+  readonly #pending = new Map<string, PendingWrite>();
+  #retryTimer: NodeJS.Timeout | undefined;
+  #closed = false;
 
   constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number } = {}) {
     this.#redis = redis;
@@ -72,11 +90,18 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const lease = String(this.#leaseMs);
     let current: Buffer | null;
     try {
+      // A retry that comes before the pending release (or completion) of its first try was sent again:
+      // that goes first, or it would find the first try's claim (409).
+      const pending = this.#pending.get(scope);
+      if (pending) {
+        await this.#write(scope, pending);
+        if (this.#pending.get(scope) === pending) this.#pending.delete(scope);
+      }
       current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
     } catch (err) {
       // A stalled Redis may still apply the claim: nobody would own it, and the key would answer 409 for
       // the whole lease. The release goes out behind it on the same connection, so Redis applies it after.
-      this.#redis.run(() => this.#commands.sentioIdemRelease(this.#redis.prefix + scope, claim)).catch(() => undefined);
+      this.#send(scope, { claim, until: Date.now() + this.#leaseMs }).catch(() => undefined);
       throw err;
     }
     if (current === null) {
@@ -91,12 +116,72 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const claim = this.#claims.get(scope) ?? '';
     this.#claims.delete(scope);
     const record = encode({ f: fingerprint, r: reply } satisfies IdempotencyRecord);
-    await this.#redis.run(() => this.#commands.sentioIdemComplete(this.#redis.prefix + scope, claim, record, String(ttlMs)));
+    await this.#send(scope, { claim, record, ttlMs, until: Date.now() + this.#leaseMs });
   }
 
   async release(scope: string): Promise<void> {
     const claim = this.#claims.get(scope);
     this.#claims.delete(scope);
-    if (claim) await this.#redis.run(() => this.#commands.sentioIdemRelease(this.#redis.prefix + scope, claim));
+    if (claim) await this.#send(scope, { claim, until: Date.now() + this.#leaseMs });
+  }
+
+  /** Sends the writes still pending once more (shutdown); what Redis does not take now is dropped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    await this.#retry();
+    this.#pending.clear();
+  }
+
+  /** Sends a write; one that Redis does not take is kept for the retries, and the caller still sees it fail. */
+  async #send(scope: string, w: PendingWrite): Promise<void> {
+    this.#pending.delete(scope); // this write supersedes an older one for the scope
+    try {
+      await this.#write(scope, w);
+    } catch (err) {
+      this.#keep(scope, w);
+      throw err;
+    }
+  }
+
+  #write(scope: string, w: PendingWrite): Promise<number> {
+    const key = this.#redis.prefix + scope;
+    return this.#redis.run(() => (w.record
+      ? this.#commands.sentioIdemComplete(key, w.claim, w.record, String(w.ttlMs))
+      : this.#commands.sentioIdemRelease(key, w.claim as Buffer)));
+  }
+
+  #keep(scope: string, w: PendingWrite): void {
+    this.#pending.set(scope, w);
+    if (this.#pending.size > MAX_PENDING) this.#pending.delete(this.#pending.keys().next().value!);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#retryTimer || this.#pending.size === 0 || this.#closed) return;
+    this.#retryTimer = setTimeout(() => {
+      void this.#retry().then(() => {
+        this.#retryTimer = undefined;
+        this.#schedule();
+      });
+    }, RETRY_MS).unref();
+  }
+
+  /** One pass over the pending writes, oldest first, stopping at the first that Redis still refuses. */
+  async #retry(): Promise<void> {
+    for (const [scope, w] of [...this.#pending]) {
+      if (this.#pending.get(scope) !== w) continue; // superseded meanwhile
+      if (Date.now() > w.until) {
+        this.#pending.delete(scope); // the claim's lease is over: Redis has dropped it
+        continue;
+      }
+      try {
+        await this.#write(scope, w);
+        if (this.#pending.get(scope) === w) this.#pending.delete(scope);
+      } catch {
+        return;
+      }
+    }
   }
 }
