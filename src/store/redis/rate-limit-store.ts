@@ -5,7 +5,8 @@
  *
  * While Redis is unreachable the store fails open to a bucket in this process (same capacity and
  * refill): rate limiting keeps working per process instead of refusing every request, at the price of a
- * key getting up to one quota per process until Redis returns. docs/deployment.md, "When Redis is down".
+ * key getting up to one quota per process (per HTTP worker: each has its own store) until Redis returns.
+ * docs/deployment.md, "When Redis is down".
  */
 import type { Logger } from 'pino';
 import { MemoryRateLimitStore } from '../../guard/rate-limit.js';
