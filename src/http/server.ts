@@ -388,7 +388,7 @@ export class HttpServer {
       if (state.interrupted) return;
       if ('stream' in reply) {
         status = 200;
-        const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted);
+        const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted, () => this.#draining);
         state.responded = true;
         this.#streams.add(sse);
         try {

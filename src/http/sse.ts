@@ -11,6 +11,7 @@ export class SseStream {
   readonly requestId: string;
   readonly #headers: Record<string, string>;
   readonly #isAborted: () => boolean;
+  readonly #isDraining: () => boolean;
   #started = false;
   #ended = false;
   #drain: (() => void) | undefined;
@@ -19,11 +20,12 @@ export class SseStream {
   /** Sees every event sent (idempotency records streams to replay them). */
   tap: ((data: string) => void) | undefined;
 
-  constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean) {
+  constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean, isDraining: () => boolean = () => false) {
     this.#res = res;
     this.requestId = requestId;
     this.#headers = headers;
     this.#isAborted = isAborted;
+    this.#isDraining = isDraining;
     res.onWritable(() => {
       const d = this.#drain;
       this.#drain = undefined;
@@ -98,5 +100,9 @@ export class SseStream {
     this.#res.writeHeader('cache-control', 'no-cache');
     this.#res.writeHeader('x-request-id', this.requestId);
     for (const [k, v] of Object.entries(this.#headers)) this.#res.writeHeader(k, v);
+    // As every reply of a draining server does: the client closes the connection after this stream
+    // instead of sending another request on it. (uWS 3.0.6's end(…, true) after a streamed body writes its
+    // own Connection header into the body, so the server leaves the closing to the client and closeAll.)
+    if (this.#isDraining()) this.#res.writeHeader('connection', 'close');
   }
 }

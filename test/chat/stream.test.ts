@@ -310,6 +310,38 @@ describe('shutdown during a stream', () => {
     expect(line?.status).toBe(503);
   });
 
+  it('a stream that starts while the server drains says Connection: close, and the client leaves the connection after it', async () => {
+    const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, payload?: unknown) => new Promise<{ headers: http.IncomingHttpHeaders; body: string; socket: import('node:net').Socket }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: other.sentio.port, method, path, agent, headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY } }, (res) => {
+        let b = '';
+        res.setEncoding('utf8').on('data', (d: string) => { b += d; }).on('end', () => resolve({ headers: res.headers, body: b, socket: req.socket! }));
+      });
+      req.on('error', reject);
+      req.end(payload === undefined ? undefined : JSON.stringify(payload));
+    });
+    try {
+      const idle = await send('GET', '/healthz'); // a keep-alive connection, open before the drain
+      expect(idle.headers['connection']).not.toBe('close');
+      // A slow stream on another connection keeps the drain going.
+      llm.enqueue({ kind: 'reply', content: 'one two three four five six seven eight', tokenMs: 150 });
+      llm.enqueue({ kind: 'reply', content: 'a short reply' });
+      const slow = await fetch(`${other.base}${V2}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])) });
+      const closing = other.sentio.close(5_000);
+      const late = await send('POST', V2, body([user('hello')]));
+      expect(late.socket).toBe(idle.socket);
+      expect(late.headers['content-type']).toMatch(/^text\/event-stream/);
+      expect(late.headers['connection']).toBe('close');
+      expect(late.body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      if (!late.socket.destroyed) await new Promise((r) => late.socket.once('close', r));
+      await slow.text();
+      await closing;
+    } finally {
+      agent.destroy();
+    }
+  });
+
   // It used to get a connection reset, logged 499 as if the client had left.
   it('a request still waiting for the LLM when the grace period ends gets a 503, logged 503', async () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
