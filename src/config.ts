@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
+import { ENGINE_OPTION_MAX } from './engine/options.js';
 import { shippedModelDir } from './repo-paths.js';
 
 const bool = z
@@ -35,8 +36,11 @@ const EnvSchema = z.object({
   /** Emotion-aware system instruction in chat (docs/chat.md, "Guidance"); a request can still turn it off. */
   SENTIO_CHAT_GUIDANCE: bool.default(true),
   SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
-  /** Contexts kept in memory; the least recently used is evicted past this. */
-  SENTIO_CONTEXT_MAX: int(100_000, 1),
+  /**
+   * Contexts kept in memory; the least recently used is evicted past this. Bounded because the LRU sets
+   * aside its index for every slot at start: 30 million slots took 1.1 GB before the first request.
+   */
+  SENTIO_CONTEXT_MAX: int(100_000, 1, 10_000_000),
   /** Messages kept per context; the oldest is evicted past this (its lookup then answers 404). */
   SENTIO_CONTEXT_MAX_MESSAGES: int(1_000, 1),
   /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
@@ -81,10 +85,10 @@ const EnvSchema = z.object({
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
   SENTIO_BATCHING: bool.default(true),
   SENTIO_BATCH_MAX_SIZE: int(256, 1, 4096),
-  SENTIO_BATCH_MAX_TOKENS: int(8_192, 1),
+  SENTIO_BATCH_MAX_TOKENS: int(8_192, 1, ENGINE_OPTION_MAX),
   SENTIO_BATCH_MAX_WAIT_MS: decimal(2, 0, 1000),
   SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),
-  SENTIO_QUEUE_MAX: int(4_096, 1),
+  SENTIO_QUEUE_MAX: int(4_096, 1, ENGINE_OPTION_MAX),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

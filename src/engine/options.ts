@@ -94,7 +94,10 @@ export const ENGINE_DEFAULTS = {
   streamChunk: 16,
 } as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
 
-function int(name: string, v: number, min: number, max = 1 << 30): number {
+/** The largest count an engine option takes (queue length, tokens per batch). */
+export const ENGINE_OPTION_MAX = 1 << 30;
+
+function int(name: string, v: number, min: number, max = ENGINE_OPTION_MAX): number {
   if (!Number.isInteger(v) || v < min || v > max) {
     throw new EngineInputError(`engine option ${name} must be an integer in [${min}, ${max}], got ${v}`);
   }

@@ -1,0 +1,30 @@
+/** Configuration bounds: a value the config accepts is one the server can run with. */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { resolveEngineOptions } from '../../src/engine/options.js';
+
+const KEY = 'sk_config_test_key_0123456789';
+
+describe('config bounds', () => {
+  // Past the engine's own bounds, the start failed after the model had loaded, naming `maxQueue` instead
+  // of SENTIO_QUEUE_MAX.
+  it('the largest value of each engine setting is one the engine takes; one more names the variable', () => {
+    const largest: Record<string, number> = {
+      SENTIO_QUEUE_MAX: 2 ** 30, SENTIO_BATCH_MAX_TOKENS: 2 ** 30, SENTIO_BATCH_MAX_SIZE: 4_096, SENTIO_BATCH_STREAM_CHUNK: 4_096,
+      SENTIO_INFERENCE_THREADS: 256, SENTIO_INTRA_OP_THREADS: 1_024, SENTIO_INTER_OP_THREADS: 1_024, SENTIO_THREAD_NICE: 19,
+      SENTIO_BATCH_MAX_WAIT_MS: 1_000,
+    };
+    for (const [name, max] of Object.entries(largest)) {
+      const config = loadConfig({ SENTIO_API_KEYS: KEY, [name]: String(max) });
+      expect(() => resolveEngineOptions(config.engine), name).not.toThrow();
+      expect(() => loadConfig({ SENTIO_API_KEYS: KEY, [name]: String(max + 1) }), name).toThrow(new RegExp(name));
+    }
+  });
+
+  // The LRU sets aside its index for every slot at start: 200 million slots failed after 8 s and 1.7 GB.
+  it('SENTIO_CONTEXT_MAX is bounded at ten million contexts', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000000' }).contextMax).toBe(10_000_000);
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000001' })).toThrow(/SENTIO_CONTEXT_MAX/);
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '9007199254740991' })).toThrow(/SENTIO_CONTEXT_MAX/);
+  });
+});
