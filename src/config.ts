@@ -163,6 +163,34 @@ function parseModelMap(spec: string): Map<string, string> {
   return map;
 }
 
+/** SENTIO_* names read outside this schema: the addon override (binding.ts) and the test suite's hooks. */
+const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|TEST_.*)$/;
+
+/**
+ * Warnings for SENTIO_* variables that no setting reads, with the setting nearest in spelling: a
+ * misspelt limit (SENTIO_MAX_INFLIGHT) was ignored without a word, its default silently in force.
+ */
+export function unknownSettings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = Object.keys(EnvSchema.shape);
+  return Object.keys(env)
+    .filter((k) => k.startsWith('SENTIO_') && !known.includes(k) && !OTHER_SETTINGS.test(k))
+    .map((k) => {
+      const [nearest] = known.map((n) => [n, editDistance(k, n)] as const).sort((a, b) => a[1] - b[1]);
+      const hint = nearest && nearest[1] <= 3 ? `; did you mean ${nearest[0]}?` : '';
+      return `${k} is not a Sentio setting and is ignored${hint}`;
+    });
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
 /** Parse the environment (only SENTIO_* keys are read). Throws ConfigError naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string> = {};

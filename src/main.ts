@@ -3,7 +3,7 @@
  * stop accepting, let in-flight requests and streams finish within the grace period, then exit 0.
  */
 import v8 from 'node:v8';
-import { ConfigError, checkStartup, loadConfig } from './config.js';
+import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
 import { createEngine } from './engine/engine.js';
 import { startSentio } from './app.js';
 import { EngineMetrics } from './metrics.js';
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   let warnings: string[];
   try {
     config = loadConfig();
-    warnings = checkStartup(config);
+    warnings = [...checkStartup(config), ...unknownSettings()];
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`sentio: ${err.message}\n`);

@@ -1,6 +1,6 @@
 /** Configuration bounds: a value the config accepts is one the server can run with. */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, unknownSettings } from '../../src/config.js';
 import { resolveEngineOptions } from '../../src/engine/options.js';
 
 const KEY = 'sk_config_test_key_0123456789';
@@ -26,5 +26,15 @@ describe('config bounds', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000000' }).contextMax).toBe(10_000_000);
     expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000001' })).toThrow(/SENTIO_CONTEXT_MAX/);
     expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '9007199254740991' })).toThrow(/SENTIO_CONTEXT_MAX/);
+  });
+});
+
+describe('unknown settings', () => {
+  it('a SENTIO_ variable no setting reads is named in a warning, with the nearest setting', () => {
+    expect(unknownSettings({ SENTIO_MAX_INFLIGHT: '4', SENTIO_PORT: '1', SENTIO_TEST_STORE: 'redis', PATH: '/bin' })).toEqual([
+      'SENTIO_MAX_INFLIGHT is not a Sentio setting and is ignored; did you mean SENTIO_MAX_IN_FLIGHT?',
+    ]);
+    expect(unknownSettings({ SENTIO_COLOUR: 'blue' })).toEqual(['SENTIO_COLOUR is not a Sentio setting and is ignored']);
+    expect(unknownSettings({ SENTIO_NATIVE_ADDON: '/x.node', SENTIO_LOG_LEVEL: 'info' })).toEqual([]);
   });
 });
