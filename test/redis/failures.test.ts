@@ -139,6 +139,27 @@ describe('Redis failures', () => {
     expect(state.trajectory.baseline.messageCount).toBe(1);
   });
 
+  it('a context whose list Redis evicted but whose record it kept is gone, and starts afresh', async () => {
+    const s = await server();
+    const r = await s.post('/v2/emotions/listless/analysis', { messages: [{ externalId: 'm1', content: { text: 'first' } }, { content: { text: 'second' } }] });
+    expect(r.status).toBe(200);
+    expect((await s.get('/v2/emotions/listless/message/m1')).status).toBe(200);
+    const keys = contextKeys(s.config.redisPrefix, 'listless');
+    await admin.del(keys.messages); // what volatile-lru may do to the other key
+    for (const path of ['/v2/emotions/listless', '/v2/emotions/listless/message/m1']) {
+      const gone = await s.get(path);
+      expect(gone.status, path).toBe(404);
+      expect(((await gone.json()) as Record<string, any>).error.code, path).toBe('context_not_found');
+    }
+    const before = Number(await admin.hget(keys.meta, 'createdAt'));
+    await new Promise((res) => setTimeout(res, 5));
+    await analyse(s, 'listless', ['third']);
+    const state = await (await s.get('/v2/emotions/listless')).json();
+    expect(state.trajectory.baseline.messageCount).toBe(1);
+    expect(await admin.hget(keys.meta, 'total')).toBe('1');
+    expect(Number(await admin.hget(keys.meta, 'createdAt'))).toBeGreaterThan(before);
+  });
+
   it('a context analysis of 9,000 messages is stored (Lua unpack() stopped near 8,000)', async () => {
     const s = await server({ SENTIO_MAX_MESSAGES: '10000' });
     const r = await analyse(s, 'huge', Array.from({ length: 9_000 }, (_, i) => `m${i}`));

@@ -58,6 +58,8 @@ if not (applied and redis.call('EXISTS', KEYS[1]) == 1) then
   -- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
   -- is not refused, so deleting nothing first would let every append past noeviction.)
   if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
+  -- Or evicted the list and kept the record: its createdAt and total belong to messages that are gone.
+  if tonumber(redis.call('HGET', KEYS[1], 'total') or '0') > 0 and redis.call('EXISTS', KEYS[2]) == 0 then redis.call('DEL', KEYS[1]) end
   redis.call('HSETNX', KEYS[1], 'createdAt', now)
   redis.call('HSET', KEYS[1], 'updatedAt', now)
   local n = #ARGV - 6
@@ -81,6 +83,8 @@ const READ = `${SINCE}
 local m = redis.call('HMGET', KEYS[1], 'createdAt', 'updatedAt', 'total')
 if not m[1] or not m[2] then return false end
 local total = m[3] or '0'
+-- Under volatile-lru Redis may have evicted the list but kept the record: that context is gone too.
+if tonumber(total) > 0 and redis.call('EXISTS', KEYS[2]) == 0 then return false end
 local list, tail, llen = since(m[1], total, ARGV[1])
 return {m[1], m[2], total, list, tail, llen}
 `;
