@@ -205,7 +205,17 @@ export class FakeLlm {
     const count = 'count' in b.pieces ? b.pieces.count : b.pieces.length;
     for (let i = 0; i < count && !res.destroyed; i++) {
       const piece = 'count' in b.pieces ? b.pieces.piece(i) : b.pieces[i]!;
-      if (!res.write(piece)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (!res.write(piece)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
       if (b.gapMs) await sleep(b.gapMs);
     }
     if (!res.destroyed && !b.open) res.end();
