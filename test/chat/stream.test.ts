@@ -396,6 +396,11 @@ describe('malformed upstream streams', () => {
       expect(res.status, JSON.stringify(bad)).toBe(502);
       expect(((await res.json()) as Record<string, any>).error.code).toBe('upstream_error');
     }
+    // A complete reply without a finish_reason is passed on as such: null, not an invented "stop".
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }] })] });
+    const unfinished = await s.post(V2, body([user('hi')], { stream: false }));
+    expect(unfinished.status).toBe(200);
+    expect(((await unfinished.json()) as Record<string, any>).choices[0].finish_reason).toBeNull();
     const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }]];

@@ -129,7 +129,8 @@ class ChatTurn {
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
       message: i === 0 ? message : { ...c.message, role: 'assistant' },
-      finish_reason: c.finish_reason ?? 'stop',
+      // The upstream's: one that gave none gets null, not a "stop" that could hide a reply cut short.
+      finish_reason: c.finish_reason ?? null,
     }));
     return {
       status: 200,
