@@ -64,6 +64,9 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
   const waiting: number[] = []; // issue times of requests with no free connection yet
   const free: Conn[] = [];
 
+  /** Successes answered before the run's end: requests/s counts these, not the ones answered while draining. */
+  let okInRun = 0;
+  let stopAt = Infinity;
   let retired = 0;
   /** A connection that failed or closed: its request in flight is an error, and it takes no more. */
   const retire = (c: Conn) => {
@@ -95,8 +98,10 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
         return;
       }
       if (!r || c.issuedAt === null) return;
-      latencies.push(performance.now() - c.issuedAt);
+      const answeredAt = performance.now();
+      latencies.push(answeredAt - c.issuedAt);
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      if (r.status >= 200 && r.status < 300 && answeredAt <= stopAt) okInRun++;
       c.buf = c.buf.subarray(r.length);
       c.issuedAt = null;
       const next = waiting.shift();
@@ -113,7 +118,7 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
 
   const interval = 1000 / spec.rate;
   const start = performance.now();
-  const stopAt = start + spec.durationS * 1000;
+  stopAt = start + spec.durationS * 1000;
   let issued = 0;
   await new Promise<void>((resolve) => {
     const tick = setInterval(() => {
@@ -150,8 +155,8 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
     connections: spec.connections,
     durationS: spec.durationS,
     offeredRps: spec.rate,
-    rps: ok / spec.durationS,
-    textsPerS: (ok / spec.durationS) * (spec.textsPerRequest ?? 1),
+    rps: okInRun / spec.durationS,
+    textsPerS: (okInRun / spec.durationS) * (spec.textsPerRequest ?? 1),
     latencyMs: { p50: pct(50), p90: pct(90), p99: pct(99), max: round(latencies.at(-1) ?? 0, 2) },
     issuedLateMs: { p50: pct(50, lateness), p99: pct(99, lateness) },
     errors: errors + unanswered,

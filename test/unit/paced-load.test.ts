@@ -70,6 +70,15 @@ describe('runPaced', () => {
     expect(r.latencyMs.max).toBeGreaterThan(300);
   });
 
+  it('counts as requests/s only what was answered within the run, not the backlog answered after it', async () => {
+    // 100/s of capacity offered 200/s for 1 s: all ~200 are answered in the end, ~100 of them in the run.
+    const { port } = await slowServer(20);
+    const r = await runPaced({ name: 't', port, connections: 2, durationS: 1, rate: 200, method: 'GET', path: () => '/x', headers: {} });
+    expect(r.statuses['200']).toBeGreaterThanOrEqual(190);
+    expect(r.rps).toBeGreaterThan(60);
+    expect(r.rps).toBeLessThanOrEqual(110);
+  });
+
   it('counts a response it cannot frame as an error and stops using that connection', async () => {
     const { port } = await slowServer(1, true);
     const started = performance.now();
