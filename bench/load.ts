@@ -38,6 +38,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
+import { loadConfig } from '../src/config.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
@@ -258,7 +259,12 @@ async function singleMessageBaseline(child: Child, name: string): Promise<Measur
 async function main(): Promise<void> {
   log(`bench (${quick ? 'quick' : 'full'}, ${provider}, ${store} store): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   // Kept open (idle, its threads asleep) for the measurements beside the scenarios.
-  const rawEngine = await createEngine({ batching: false, maxBatchSize: Math.max(...RAW_SIZES), executionProvider: provider });
+  // The model and thread settings the servers read from SENTIO_* too, so the baselines run the same model.
+  const { modelDir, inferenceThreads, intraOpThreads, interOpThreads, graphOptimization } = loadConfig({ ...process.env, SENTIO_API_KEYS: KEY }).engine;
+  const rawEngine = await createEngine({
+    modelDir, inferenceThreads, intraOpThreads, interOpThreads, graphOptimization,
+    batching: false, maxBatchSize: Math.max(...RAW_SIZES), executionProvider: provider,
+  });
   const raw = await rawSweep(rawEngine);
   const results: LoadResult[] = [];
   const redis = store === 'redis' ? await startRedis() : undefined;

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { killOnExit } from '../../test/helpers/kill-on-exit.js';
@@ -81,9 +81,14 @@ export async function startChild(script: string, args: string[], env: Record<str
     rssMb: () => statusMb(child.pid!, 'VmRSS'),
     peakRssMb: () => statusMb(child.pid!, 'VmHWM'),
     cpuSeconds: () => threadCpu(child.pid!),
+    // A server that stopped cleanly leaves no log behind; one that failed keeps it (its path is in `logFile`).
     stop: () => new Promise<void>((resolve) => {
-      if (exited !== undefined) return resolve();
-      child.once('exit', () => resolve());
+      const done = () => {
+        if (exited === 0) rmSync(path.dirname(logFile), { recursive: true, force: true });
+        resolve();
+      };
+      if (exited !== undefined) return done();
+      child.once('exit', done);
       child.kill('SIGTERM');
     }),
   };

@@ -4,10 +4,12 @@
  * Run: node dist/bench/peer/server.js PORT
  */
 import http from 'node:http';
+import { availableParallelism } from 'node:os';
 import { OrtJsScorer } from './ort-scorer.js';
 
 const port = Number(process.argv[2] ?? 0);
-const scorer = await OrtJsScorer.load(process.env['SENTIO_MODEL_DIR'] ?? 'models/emotion', 0);
+// Intra-op threads = CPUs, what a Node user typically sets (as bench/engine.ts's peer).
+const scorer = await OrtJsScorer.load(process.env['SENTIO_MODEL_DIR'] ?? 'models/emotion', availableParallelism());
 
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
