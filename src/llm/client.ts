@@ -335,15 +335,19 @@ export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.
   return Math.max(1, Math.ceil(seconds));
 }
 
+/**
+ * The API error for an upstream's status. Only a refusal of the caller's request (400, 413, 422) carries the
+ * upstream's message: the others are about Sentio's own upstream account and settings, and their text
+ * names them (an OpenAI 401 quotes part of the key, a 404 the internal model name, a 429 the organisation).
+ */
 function statusError(status: number, headers: http.IncomingHttpHeaders, text: string): AppError {
-  const detail = upstreamMessage(text);
   if (status === 429) {
-    return new AppError('upstream_rate_limited', `the upstream LLM is rate limiting requests${detail ? `: ${detail}` : ''}`, {
+    return new AppError('upstream_rate_limited', 'the upstream LLM is rate limiting requests', {
       headers: { 'retry-after': String(retryAfterSeconds(headers)) },
     });
   }
   if (status === 400 || status === 413 || status === 422) {
-    return new AppError('upstream_rejected', `the upstream LLM rejected the request: ${detail ?? `HTTP ${status}`}`);
+    return new AppError('upstream_rejected', `the upstream LLM rejected the request: ${upstreamMessage(text) ?? `HTTP ${status}`}`);
   }
   if (status === 408 || status === 504) {
     return new AppError('upstream_timeout', `the upstream LLM timed out (HTTP ${status})`);
@@ -351,7 +355,7 @@ function statusError(status: number, headers: http.IncomingHttpHeaders, text: st
   // 401/403/404 mean Sentio's own upstream settings are wrong (key, model map): not the caller's fault.
   // An upstream that says when to come back (a 503 in maintenance) has that passed on.
   const retry = status >= 500 && (headers['retry-after'] !== undefined || headers['retry-after-ms'] !== undefined);
-  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}${detail ? `: ${detail}` : ''}`, {
+  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}`, {
     ...(retry ? { headers: { 'retry-after': String(retryAfterSeconds(headers)) } } : {}),
   });
 }
@@ -368,8 +372,7 @@ function parseChunk(data: string): UpstreamChunk {
   }
   const error = (parsed as { error?: unknown }).error;
   if (error !== undefined && error !== null) {
-    const m = upstreamMessage(data);
-    throw new AppError('upstream_error', `the upstream LLM failed mid-stream${m ? `: ${m}` : ''}`);
+    throw new AppError('upstream_error', 'the upstream LLM failed mid-stream'); // its text: see statusError
   }
   const choices = (parsed as { choices?: unknown }).choices;
   if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {

@@ -455,6 +455,16 @@ describe('upstream failures', () => {
     expect(r.status).toBe(502);
     expect(r.headers.get('retry-after')).toBeNull();
     expect(await errorOf(r)).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+    // Refusals of Sentio's own upstream account reach the caller without the upstream's text, which names
+    // the account: part of the key, the internal model name, the organisation.
+    for (const [status, message] of [[401, 'Incorrect API key provided: sk-upstr*******cret'], [404, 'The model `kimi-k2-upstream` does not exist'],
+      [429, 'Rate limit reached for kimi-k2-upstream in organization org-sentio-internal'], [500, 'worker gpu-7 at 10.0.0.12 crashed']] as const) {
+      llm.enqueue({ kind: 'status', status, body: { error: { message } } });
+      r = await s.post(V2, v2([user('hi')]));
+      const text = await r.text();
+      expect(r.status, String(status)).toBe(status === 429 ? 429 : 502);
+      for (const secret of ['sk-upstr', 'kimi-k2-upstream', 'org-sentio', 'gpu-7']) expect(text, String(status)).not.toContain(secret);
+    }
     // An upstream that says when to come back has that passed on.
     llm.enqueue({ kind: 'status', status: 503, headers: { 'retry-after': '30' } });
     r = await s.post(V2, v2([user('hi')]));

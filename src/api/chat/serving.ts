@@ -240,8 +240,9 @@ class ChatTurn {
       }
     }
     if (err instanceof AppError) {
-      // The code only: an upstream's error message, part of err.message for the client, may quote the prompt.
-      if (ERRORS[err.code].status >= 429) this.deps.logger.warn({ request_id: this.ctx.requestId, code: err.code }, 'chat turn failed');
+      // Sentio's own message (the upstream's status), never an upstream's text, which may quote the prompt
+      // (upstream_rejected, a 400, is not logged at all).
+      if (ERRORS[err.code].status >= 429) this.deps.logger.warn({ request_id: this.ctx.requestId, code: err.code, reason: err.message }, 'chat turn failed');
       return err;
     }
     const mapped = mapLowerError(err);
