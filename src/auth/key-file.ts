@@ -5,7 +5,8 @@
  * rename the CLI does) and on SIGHUP, so a revoked key is refused within a second without a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -41,13 +42,15 @@ export function newKeyId(): string {
   return `key_${randomBytes(8).toString('hex')}`;
 }
 
-export function readKeyFile(file: string): KeyFile {
+/** Reads and checks a key file. A missing one is empty (the CLI creating it) unless `mustExist` (the server). */
+export function readKeyFile(file: string, mustExist = false): KeyFile {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: [] };
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (mustExist) throw new Error(`${file} does not exist; create it with \`npx sentio keys create --name <name> --file ${file}\``);
+    return { version: 1, keys: [] };
   }
   let json: unknown;
   try {
@@ -60,20 +63,38 @@ export function readKeyFile(file: string): KeyFile {
   return parsed.data;
 }
 
-/** Write via a temporary file in the same directory, fsync, then rename: readers never see half a file. */
+/**
+ * Write via a temporary file in the same directory, fsync, then rename: readers never see half a file. A
+ * file that exists keeps its owner, group and mode. Replaced by one owned by whoever ran the CLI (root,
+ * mode 0600), it could no longer be read by a server running as another user, which then kept its old
+ * keys: a revocation reported done that never applied. What cannot keep them is not written.
+ */
 export function writeKeyFileAtomic(file: string, data: KeyFile): void {
+  let existing: Stats | undefined;
+  try {
+    existing = statSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o600);
   try {
-    writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    try {
+      if (existing) {
+        fchmodSync(fd, existing.mode & 0o7777);
+        if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) fchownSync(fd, existing.uid, existing.gid);
+      }
+      writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, file);
   } catch (err) {
     unlinkSync(tmp);
+    if ((err as NodeJS.ErrnoException).code === 'EPERM' && existing) {
+      throw new Error(`${file} belongs to uid ${existing.uid}, gid ${existing.gid}, and this user cannot write a file owned by them; run as that user (or root) so the server can still read it`, { cause: err });
+    }
     throw err;
   }
 }
@@ -123,10 +144,8 @@ export class FileKeyVerifier implements KeyVerifier {
    */
   reload(strict = false): void {
     try {
-      if (!existsSync(this.#file)) {
-        throw new Error(`${this.#file} does not exist; create it with \`npx sentio keys create --name <name> --file ${this.#file}\``);
-      }
-      const data = readKeyFile(this.#file);
+      // One read: a file checked and then read could be moved away in between and read as empty.
+      const data = readKeyFile(this.#file, true);
       const next = new Map<string, ApiKeyInfo>();
       for (const k of data.keys) {
         if (!k.revoked) next.set(k.hash, { id: k.id, name: k.name, rateLimitRpm: k.rate_limit_rpm });

@@ -19,8 +19,13 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
       name: { type: 'string' },
       kind: { type: 'string', default: 'live' },
       'rate-limit': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
+  if (values.help) {
+    out(USAGE);
+    return 0;
+  }
   const [command, id] = positionals;
   if (!command || !['create', 'list', 'revoke', 'rotate'].includes(command)) {
     err(command ? `unknown command '${command}'\n${USAGE}` : USAGE);

@@ -21,8 +21,12 @@ async function analyze(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { model: { type: 'string', default: 'emotion-v2' }, params: { type: 'string' }, 'model-dir': { type: 'string' } },
+    options: { model: { type: 'string', default: 'emotion-v2' }, params: { type: 'string' }, 'model-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
   if (positionals.length === 0 || !['emotion-v1', 'emotion-v2'].includes(values.model)) {
     console.error(USAGE);
     return 2;
@@ -51,6 +55,11 @@ async function main(argv: string[]): Promise<number> {
       return analyze(rest);
     case 'keys':
       return keysCommand(rest);
+    case '--help':
+    case '-h':
+    case 'help':
+      console.log(USAGE);
+      return 0;
     default:
       console.error(USAGE);
       return 2;

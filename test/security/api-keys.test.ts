@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,9 @@ describe('hashed key file and the keys CLI', () => {
       expect(() => keysCommand(['create', '--name', 'x'], () => undefined, (l) => err.push(l))).toThrow(/no key file: pass --file PATH or set SENTIO_API_KEYS_FILE/);
       expect(keysCommand(['frob', '--file', file], () => undefined, (l) => err.push(l))).toBe(2);
       expect(err.join('\n')).toMatch(/^unknown command 'frob'\nusage: sentio keys/);
+      const out: string[] = [];
+      for (const help of ['--help', '-h']) expect(keysCommand([help], (l) => out.push(l))).toBe(0);
+      expect(out.join('\n')).toMatch(/^usage: sentio keys[^]*usage: sentio keys/);
     } finally {
       if (saved !== undefined) process.env['SENTIO_API_KEYS_FILE'] = saved;
     }
@@ -128,6 +131,30 @@ describe('hashed key file and the keys CLI', () => {
     const k = cli('create', '--name', 'hup')[0] as { key: string };
     process.emit('SIGHUP', 'SIGHUP');
     expect(await status(s, k.key)).toBe(200);
+  });
+});
+
+describe('the keys CLI keeps the file readable by the server', () => {
+  // Replaced by a root-owned 0600 file, a key file read by a server running as another user stopped loading:
+  // the server kept its old keys, and a revocation the CLI reported done never applied.
+  it('a file that exists keeps its owner, group and mode through create and revoke', () => {
+    const f = path.join(dir, 'shared.json');
+    const run = (...args: string[]) => {
+      const out: string[] = [];
+      expect(keysCommand([...args, '--file', f], (l) => out.push(l))).toBe(0);
+      return JSON.parse(out[0] ?? '{}') as { id: string };
+    };
+    const first = run('create', '--name', 'a');
+    chmodSync(f, 0o640);
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) chownSync(f, 65534, 65534); // nobody: the server's user
+    const before = statSync(f);
+    run('create', '--name', 'b');
+    run('revoke', first.id);
+    const after = statSync(f);
+    expect(after.mode & 0o7777).toBe(0o640);
+    expect([after.uid, after.gid]).toEqual([before.uid, before.gid]);
+    if (asRoot) expect(after.uid).toBe(65534);
   });
 });
 
