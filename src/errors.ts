@@ -79,8 +79,15 @@ export class AppError extends Error {
   }
 }
 
+/** Characters of a message or param an error body carries: both may echo a client's value (a model name, a field). */
+const ECHO_LIMIT = 512;
+
+function clip(s: string): string {
+  return s.length > ECHO_LIMIT ? `${s.slice(0, ECHO_LIMIT)}…` : s;
+}
+
 export function toErrorBody(err: AppError, requestId: string): ErrorBody {
-  const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: err.message };
-  if (err.param !== undefined) error.param = err.param;
+  const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: clip(err.message) };
+  if (err.param !== undefined) error.param = clip(err.param);
   return { error, request_id: requestId };
 }

@@ -115,6 +115,19 @@ describe('validation (400)', () => {
     await expectError(await s.post('/v1/emotions/analyse', { messages: [msg()], params: { bogus: 1 } }), 400, 'invalid_request_error', 'unknown_field', 'params.bogus');
   });
 
+  // A 500 KB model name came back whole in the message, a 1 MB field name twice (message and param).
+  it('an error echoing a huge value of the client\'s keeps 512 characters of it', async () => {
+    const r = await s.post(p, { model: 'm'.repeat(500_000), messages: [msg()] });
+    const text = await r.text();
+    expect(r.status).toBe(400);
+    expect(text.length).toBeLessThan(2_000);
+    const r2 = await s.post(p, { messages: [msg()], ['f'.repeat(1_000_000)]: 1 });
+    const body = JSON.parse(await r2.text());
+    expect(body.error.code).toBe('unknown_field');
+    expect(body.error.param).toBe(`${'f'.repeat(512)}…`);
+    expect(body.error.message.length).toBeLessThanOrEqual(513);
+  });
+
   it('unknown models are invalid_model', async () => {
     await expectError(await s.post(p, { model: 'gpt-4', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
     await expectError(await s.post('/v1/emotions/batch-analyse', { model: 'emotion-v3', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
