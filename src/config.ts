@@ -68,6 +68,8 @@ const EnvSchema = z.object({
   SENTIO_MAX_CHAT_MESSAGES: int(256, 1),
   /** A request whose body has not fully arrived after this long gets its connection closed. */
   SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1, MAX_TIMER_MS),
+  /** On SIGTERM/SIGINT, how long in-flight requests and streams may take to finish before they are cut. */
+  SENTIO_SHUTDOWN_GRACE_MS: int(10_000, 0, MAX_TIMER_MS),
   /** Requests in progress at once; past it new ones get 503 at once (each may hold a 1 MiB body). */
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
   /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
@@ -125,6 +127,7 @@ export interface Config {
   logLevel: Env['SENTIO_LOG_LEVEL'];
   limits: Limits;
   requestTimeoutMs: number;
+  shutdownGraceMs: number;
   maxInFlight: number;
   heapGrowthPercent: number;
   engine: {
@@ -241,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idempotencyKeyBytes: 255,
     },
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: e.SENTIO_SHUTDOWN_GRACE_MS,
     maxInFlight: e.SENTIO_MAX_IN_FLIGHT,
     heapGrowthPercent: e.SENTIO_HEAP_GROWTH_PERCENT,
     engine: {

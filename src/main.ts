@@ -1,6 +1,7 @@
 /**
  * The server process: configuration → engine (loaded and warmed) → HTTP → listen. SIGTERM and SIGINT
- * stop accepting, let in-flight requests and streams finish within the grace period, then exit 0.
+ * stop accepting, let in-flight requests and streams finish within the grace period, then exit 0; a
+ * second one while draining exits at once (1), for an operator who will not wait.
  */
 import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
@@ -10,8 +11,6 @@ import { EngineMetrics } from './metrics.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
-
-const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   let config;
@@ -51,10 +50,14 @@ async function main(): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal while draining: exiting without waiting for in-flight requests');
+      logger.flush();
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining in-flight requests');
-    sentio.close(SHUTDOWN_GRACE_MS).then(
+    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
+    sentio.close(config.shutdownGraceMs).then(
       () => process.exit(0),
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
 
 const KEY = 'sentio_test_shutdown_key';
@@ -37,6 +38,42 @@ describe('graceful shutdown', () => {
     expect(p.output.filter((l) => l.includes('"msg":"request"')).length).toBe(results.ok);
     // The port no longer accepts.
     await expect(fetch(`${p.base}/healthz`)).rejects.toThrow();
+  }, 90_000);
+
+  it('SENTIO_SHUTDOWN_GRACE_MS bounds the drain; a second signal while draining exits at once', async () => {
+    const llm = await FakeLlm.start();
+    try {
+      const chat = (base: string) => fetch(`${base}/v2/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const env = { SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' };
+      // A request the upstream never answers, cut when the 400 ms grace period ends: 503, exit 0.
+      let p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '400' });
+      llm.enqueue({ kind: 'hang' });
+      const pending = chat(p.base);
+      await new Promise((r) => setTimeout(r, 300));
+      let t0 = performance.now();
+      p.child.kill('SIGTERM');
+      expect((await pending).status).toBe(503);
+      expect(await p.exited).toBe(0);
+      expect(performance.now() - t0).toBeLessThan(3_000);
+      // The same with a long grace period, and a second SIGTERM: no waiting, exit 1, said in the log.
+      p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '60000' });
+      llm.enqueue({ kind: 'hang' });
+      const cut = chat(p.base).catch(() => undefined); // cut with the process
+      await new Promise((r) => setTimeout(r, 300));
+      t0 = performance.now();
+      p.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(1);
+      expect(performance.now() - t0).toBeLessThan(3_000);
+      await cut;
+      expect(p.output.some((l) => l.includes('second signal while draining'))).toBe(true);
+    } finally {
+      await llm.close();
+    }
   }, 90_000);
 
   it('refuses to start without keys, explaining how to create one', async () => {
