@@ -223,10 +223,20 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #abort(call: Call<O>): void {
     if (call.done) return;
     this.#stats.aborted++;
-    this.#queued -= call.queued; // its entries stay in the array as dead weight until a scan drops them
+    this.#end(call, abortReason(call.signal!));
+  }
+
+  /**
+   * Settle a call with an error: its caller aborted, or one of its batches failed. Its entries still
+   * queued stay in the array as dead weight until a scan drops them, and stop counting as queued now
+   * (a failed call's used to count for good: the queue looked fuller each time, and drain() never ended).
+   */
+  #end(call: Call<O>, error: Error): void {
+    if (call.done) return;
+    this.#queued -= call.queued;
     this.#stats.dropped += call.queued;
     call.queued = 0;
-    settle(call, { error: abortReason(call.signal!) });
+    settle(call, { error });
     this.#notifyIdle();
   }
 
@@ -381,7 +391,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         if (!outcome.failed) this.#stats.failedBatches++;
         outcome.failed = true;
         const error = err instanceof Error ? err : new InferenceError(String(err));
-        for (const e of part) settle(e.call, { error });
+        for (const e of part) this.#end(e.call, error);
       })
       .finally(done);
   }

@@ -134,6 +134,27 @@ describe('MicroBatcher', () => {
     expect(batcher.stats()).toMatchObject({ failedBatches: 1, inFlightBatches: 0 });
   });
 
+  // Its texts still waiting used to count as queued for good: the queue refused calls it had room for,
+  // and drain() never ended.
+  it('a call failed by one of its batches stops counting its texts still queued; the queue has room and drains', async () => {
+    const { clock, runs, batcher, finish } = setup({ maxBatchSize: 4, maxQueue: 10, maxBatchesInFlight: 1 });
+    const failed = track(batcher.submit(Array.from({ length: 10 }, (_, i) => `x${i}`)));
+    await clock.flush();
+    expect(runs).toHaveLength(1);
+    runs[0]!.reject(new InferenceError('boom'));
+    await clock.flush();
+    expect(failed.error).toBeInstanceOf(InferenceError);
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 0, dropped: 6 });
+    const next = track(batcher.submit(['a', 'b', 'c', 'd', 'e']));
+    await clock.flush();
+    expect(next.error).toBeUndefined();
+    const drained = track(batcher.drain());
+    while (!next.settled) await finish(runs.length - 1);
+    expect(next.value).toEqual(['A', 'B', 'C', 'D', 'E']);
+    await clock.flush();
+    expect(drained.settled).toBe(true);
+  });
+
   it('keeps whole a batch of calls averaging streamChunk texts or more, and one within streamChunk', async () => {
     const { clock, runs, batcher, finish } = setup({ maxBatchSize: 10, streamChunk: 4 });
     void batcher.submit(['a', 'bb', 'ccc', 'dddd', 'eeeee', 'ffffff']);
