@@ -89,7 +89,7 @@ export interface Engine {
   /**
    * Stop: queued texts are rejected with EngineDisposedError, a running batch is cut short (its texts
    * rejected the same way), and the native session is freed. With drain: true, queued and running
-   * work finishes first. Idempotent.
+   * work finishes first. Either way, calls made once it has begun are refused. Idempotent.
    */
   close(opts?: { drain?: boolean }): Promise<void>;
 }
@@ -255,6 +255,8 @@ class NativeEngine implements Engine {
         return Promise.reject(new EngineInputError(`analyze(texts): texts[${i}] is not a string`));
       }
     }
+    // Once closing (draining, too) nothing new is taken: under steady traffic a drain would never end.
+    if (this.#closing) return Promise.reject(new EngineDisposedError('engine closed'));
     return this.#dispatcher.submit(texts, opts);
   }
 

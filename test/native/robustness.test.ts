@@ -124,10 +124,13 @@ describe('lifecycle', () => {
     expect(e.stats().closed).toBe(true);
   });
 
-  it('close({drain: true}) lets queued work finish', async () => {
+  it('close({drain: true}) lets queued work finish and takes no new work', async () => {
     const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false });
     const running = e.analyze(texts.slice(0, 300));
-    await e.close({ drain: true });
+    const closing = e.close({ drain: true });
+    // A call made while it drains is refused: under steady traffic the drain would otherwise never end.
+    await expect(e.analyze(['late'])).rejects.toBeInstanceOf(EngineDisposedError);
+    await closing;
     await expect(running).resolves.toHaveLength(300);
   });
 
