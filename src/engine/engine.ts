@@ -6,7 +6,7 @@
  *   const [scores] = await engine.analyze(['I am so happy'], { signal });
  *   await engine.close();
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { NativeHandle, NativeInfo, NativeRunResult, NativeTokenizerTables } from './binding.js';
 import { native } from './binding.js';
 import type { BatcherStats, Dispatcher } from './batcher.js';
@@ -15,7 +15,7 @@ import { MicroBatcher, PassThrough } from './batcher.js';
 import { estimateTokens } from './estimate.js';
 import { EngineDisposedError, EngineInputError, ModelLoadError } from './errors.js';
 import type { ModelManifest } from './model-files.js';
-import { readModelFiles } from './model-files.js';
+import { readModelFiles, TOKENIZER_FILE } from './model-files.js';
 import type { EngineOptions, ResolvedEngineOptions } from './options.js';
 import { resolveEngineOptions, threadPlan } from './options.js';
 
@@ -119,6 +119,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     steerWakeups: opts.steerWakeups,
     warmup: opts.warmup,
     maxRunTexts: Math.max(opts.maxBatchSize, 1),
+  }).catch((err: unknown) => {
+    // The options were checked above: what the addon refuses as an argument is the tokenizer's tables.
+    if (err instanceof EngineInputError) throw new ModelLoadError(`${join(dir, TOKENIZER_FILE)}: ${err.message}`, { cause: err });
+    throw err;
   });
   let nativeInfo: NativeInfo;
   try {

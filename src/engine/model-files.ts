@@ -131,7 +131,18 @@ export function tokenizerTables(file: TokenizerFile, path: string): NativeTokeni
   };
 }
 
+/** The model's files, read and checked; whatever is wrong with them is a ModelLoadError naming the folder. */
 export async function readModelFiles(dir: string, opts: { verifyChecksums: boolean }): Promise<ModelFiles> {
+  try {
+    return await readChecked(dir, opts);
+  } catch (err) {
+    if (err instanceof ModelLoadError) throw err;
+    // A table entry of the wrong shape (a TypeError), a model path that is a folder (EISDIR), ...
+    throw new ModelLoadError(`${dir}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+async function readChecked(dir: string, opts: { verifyChecksums: boolean }): Promise<ModelFiles> {
   const modelPath = join(dir, MODEL_FILE);
   try {
     await stat(modelPath);

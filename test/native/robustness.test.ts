@@ -215,6 +215,13 @@ describe('load failures', () => {
     expectLoadError(await variant('no-version', { ...manifest, version: undefined }), /name and version/);
     expectLoadError(await variant('max-length', manifest, { ...tokenizer, max_length: 512 }), /max_length 512 differs from the manifest's 128/);
     expectLoadError(await variant('no-vocab', manifest, { ...tokenizer, vocab: undefined }), /vocab must be an array of strings/);
+    // Tables of the wrong shape or range came out as EngineInputError, a TypeError or a raw EISDIR.
+    expectLoadError(await variant('word-chars', manifest, { ...tokenizer, max_word_chars: 0 }), /tokenizer\.json: .*maxWordChars/);
+    expectLoadError(await variant('class-range', manifest, { ...tokenizer, classes: [[0, 0x110000, 3]] }), /tokenizer\.json: .*class range/);
+    expectLoadError(await variant('char-map', manifest, { ...tokenizer, char_map: [[65, 66]] }), /char-map: /);
+    const folder = copyDir('model-is-folder', null);
+    mkdirSync(join(folder, 'model.onnx'));
+    expectLoadError(await createEngine({ modelDir: folder, executionProvider: 'cpu', warmup: false }).catch((e: unknown) => e), /EISDIR/);
     const vocab = tokenizer['vocab'] as string[];
     expectLoadError(await variant('big-vocab', manifest, { ...tokenizer, vocab: [...vocab, ...vocab.map((t) => `${t}_x`)] }),
       new RegExp(`the tokenizer has ${vocab.length * 2} ids, but the model cannot read id ${vocab.length * 2 - 1}`));
