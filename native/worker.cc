@@ -88,7 +88,7 @@ Napi::Promise Worker::Start(Napi::Env env, WorkerConfig config) {
   return promise;
 }
 
-bool Worker::Submit(Napi::Env env, std::unique_ptr<Job> job) {
+bool Worker::Submit(Napi::Env env, std::unique_ptr<Job>& job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return false;
@@ -496,7 +496,9 @@ namespace sentio {
 void SettleJob(Napi::Env env, Napi::Function, Worker* worker, Job* raw) {
   std::unique_ptr<Job> job(raw);
   if (env == nullptr) return;
-  if (--worker->pending_ == 0) worker->completion_.Unref(env);
+  // Ref/Unref are a switch, not a count: while a dispose() waits, its Ref must stand, or the loop could
+  // go idle and the process exit before Finalize settles the dispose promise.
+  if (--worker->pending_ == 0 && worker->dispose_waiters_.empty()) worker->completion_.Unref(env);
   Napi::HandleScope scope(env);
   try {
     if (!job->error.empty()) {

@@ -76,7 +76,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   static Napi::Promise Start(Napi::Env env, WorkerConfig config);
 
   // Main thread: queue a job. Returns false (and leaves the job to the caller) after Stop().
-  bool Submit(Napi::Env env, std::unique_ptr<Job> job);
+  // Takes the job (moved from `job`) unless the worker is stopping; then `job` is left to the caller.
+  bool Submit(Napi::Env env, std::unique_ptr<Job>& job);
   // Any thread: ask the thread to finish. Idempotent.
   void Stop();
   // Stop and wait for every engine thread (process exit; Finalize()).
