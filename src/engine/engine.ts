@@ -233,7 +233,12 @@ class NativeEngine implements Engine {
     const run = (texts: string[]): Promise<TextScores[]> => {
       const started = performance.now();
       return native.run(handle, texts).then((r) => {
-        onBatch?.({ texts: texts.length, ms: performance.now() - started });
+        try {
+          onBatch?.({ texts: texts.length, ms: performance.now() - started });
+        } catch (err) {
+          // A metrics hook that throws must not fail texts that were scored.
+          opts.logger?.warn({ err }, 'engine onBatch hook failed');
+        }
         return this.#split(r, texts.length);
       });
     };

@@ -215,6 +215,16 @@ describe('MicroBatcher', () => {
     expect(u.value).toEqual(['U']);
   });
 
+  it('takes an urgent call of 200,000 texts (spread as arguments, they overflowed the stack)', async () => {
+    const { clock, runs, batcher } = setup({ maxQueue: 1_000_000 });
+    void batcher.submit(['a']);
+    void batcher.submit(['b']);
+    const big = track(batcher.submit(Array.from({ length: 200_000 }, () => 'x'), { urgent: true }));
+    await clock.flush();
+    expect(big.error).toBeUndefined();
+    expect(runs.length).toBeGreaterThan(0);
+  });
+
   it('queues urgent calls ahead of waiting texts, in their own arrival order', async () => {
     const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1 });
     void batcher.submit(['a']);

@@ -99,6 +99,15 @@ describe('inputs', () => {
     }
   });
 
+  it('scores texts whose run an onBatch hook fails to observe (a metrics hook must not fail them)', async () => {
+    const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false, onBatch: () => { throw new Error('metrics broke'); } });
+    try {
+      await expect(e.analyze(['I am so happy today'])).resolves.toHaveLength(1);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('rejects non-string input with EngineInputError', async () => {
     await expect(engine.analyze('text' as unknown as string[])).rejects.toBeInstanceOf(EngineInputError);
     await expect(engine.analyze(['ok', 7 as unknown as string])).rejects.toBeInstanceOf(EngineInputError);
