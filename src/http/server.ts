@@ -366,6 +366,10 @@ export class HttpServer {
             res.close();
           },
         });
+        // Handled from the start: a body refused (too large) while the admission still waits on its store
+        // (a Redis round trip) rejected with no handler yet, and Node ends a process on an unhandled
+        // rejection. The await below still sees the refusal.
+        reading.catch(() => undefined);
       }
       try {
         if (route.auth) await this.#opts.admit?.(ctx);
@@ -373,7 +377,6 @@ export class HttpServer {
         rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       } catch (err) {
         // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
-        reading?.catch(() => undefined);
         stop?.abort();
         throw err;
       }

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
 import { startSentio } from '../../src/app.js';
 import type { AnalysisEngine, Sentio } from '../../src/app.js';
+import type { RateLimitStore } from '../../src/guard/rate-limit.js';
 import { createLogger } from '../../src/log.js';
 import { EngineMetrics } from '../../src/metrics.js';
 import { testEngine } from './engine.js';
@@ -26,7 +27,7 @@ export interface TestServer {
 
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: { engine?: AnalysisEngine; now?: () => number } = {},
+  opts: { engine?: AnalysisEngine; now?: () => number; rateLimits?: RateLimitStore } = {},
 ): Promise<TestServer> {
   const config = loadConfig({
     SENTIO_PORT: '0',
@@ -52,7 +53,7 @@ export async function startTestServer(
   // The engine main.ts would build from this configuration (SENTIO_QUEUE_MAX, SENTIO_BATCHING, ... apply), on CPU.
   const engine = opts.engine ?? (await testEngine({ ...config.engine, executionProvider: 'cpu', onBatch: (run) => engineMetrics?.observeBatch(run) }));
   engineMetrics = new EngineMetrics(() => engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
-  const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics });
+  const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics, ...(opts.rateLimits ? { rateLimits: opts.rateLimits } : {}) });
   const base = `http://127.0.0.1:${sentio.port}`;
   const auth = { 'x-api-key': TEST_KEY };
   return {
