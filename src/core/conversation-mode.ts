@@ -43,14 +43,22 @@ export interface ModeInput {
   text: string;
   scores: Scores;
   eq: Eq;
-  /** Earlier user messages, most recent first (the request's history, then the context's). */
-  earlierUserTexts: readonly string[];
+  /**
+   * Earlier user messages, most recent first (the request's history, then the context's), each with the
+   * emotion model's reading of it when known, which opens the crisis rules' third tier as it did then.
+   */
+  earlierUser: readonly EarlierMessage[];
   /** The trajectory of the user's messages in the context before this one; absent without context. */
   trend?: Trend | undefined;
   /** Mean valence of the user's earlier messages in the context. */
   baselineValence?: number | undefined;
   /** readText(text), when the caller has it already (chat computes it while the engine scores the text). */
   reading?: TextReading | undefined;
+}
+
+export interface EarlierMessage {
+  text: string;
+  affect?: Affect | undefined;
 }
 
 /** How many earlier user messages are checked for a crisis signal. */
@@ -156,13 +164,19 @@ export function affectOf(reading: TextReading, scores: Scores, eq: Eq): Affect {
   return { negative: model || flat || reading.distressWords };
 }
 
+/** Whether a text's crisis signal depends on the emotion model's reading of it (a third-tier phrase only). */
+export function crisisNeedsAffect(text: string): boolean {
+  const r = readCrisis(text, normalise(text));
+  return r.direct === undefined && r.contextual !== undefined;
+}
+
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */
-export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUserTexts'>, reading: TextReading): CrisisSignal | undefined {
+export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUser'>, reading: TextReading): CrisisSignal | undefined {
   const now = crisisFrom(reading.crisis, affectOf(reading, input.scores, input.eq));
   if (now) return now;
   let best: CrisisSignal | undefined;
-  input.earlierUserTexts.slice(0, CRISIS_LOOKBACK).forEach((t, i) => {
-    const s = detectCrisis(t);
+  input.earlierUser.slice(0, CRISIS_LOOKBACK).forEach((m, i) => {
+    const s = detectCrisis(m.text, m.affect);
     if (!s) return;
     const confidence = s.confidence * Math.pow(CRISIS_DECAY, i + 1);
     if (!best || confidence > best.confidence) best = { ...s, confidence, rule: `${s.rule}@${i + 1}` };

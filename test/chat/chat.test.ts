@@ -438,6 +438,42 @@ describe('memory', () => {
     expect(j.conversationMode.mode).toBe('crisis_intervention');
     expect(j.conversationMode.confidence).toBeLessThan(0.95);
   });
+
+  // Three faults an outside probe found (2026-11-26), each of which let a crisis go unanswered or linger.
+  describe('crisis signals across turns', () => {
+    const mode = async (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      ((await (await s.post(V2, v2(messages, extra))).json()) as Record<string, any>).conversationMode as { mode: string; confidence: number };
+    // A third-tier phrase: a crisis only when the emotion model reads the message as distressed or flat.
+    const roof = 'I am on the roof right now';
+
+    it('smoothing (how scores are shown) does not move a crisis message out of the crisis rules', async () => {
+      const id = `chat-roof-smooth-${Date.now()}`;
+      for (const t of ['What a wonderful day, I love it!', 'I am so happy and grateful', 'Best news ever, we won!']) await mode([user(t)], { context_id: id });
+      expect((await mode([user(roof)])).mode).toBe('crisis_intervention');
+      const smoothed = await mode([user(roof)], { context_id: id, emotion_model_params: { smoothing: 0.8 } });
+      expect(smoothed.mode).toBe('crisis_intervention');
+    });
+
+    it('a third-tier crisis said earlier is judged as it was said, and decays', async () => {
+      const first = await mode([user(roof)]);
+      expect(first.mode).toBe('crisis_intervention');
+      // As the request's own history (scored again here) and from a context (its stored scores).
+      const fromHistory = await mode([user(roof), { role: 'assistant', content: 'I am here with you.' }, user('ok')]);
+      expect(fromHistory).toMatchObject({ mode: 'crisis_intervention', confidence: Math.round(first.confidence * 0.9 * 100) / 100 });
+      const id = `chat-roof-ctx-${Date.now()}`;
+      await mode([user(roof)], { context_id: id });
+      expect(await mode([user('ok')], { context_id: id })).toMatchObject({ mode: 'crisis_intervention', confidence: fromHistory.confidence });
+    });
+
+    it('the same short reply said again counts as a message said since: the mode returns to normal after three', async () => {
+      const id = `chat-ok-ok-${Date.now()}`;
+      expect((await mode([user('I want to end it all')], { context_id: id })).mode).toBe('crisis_intervention');
+      const seen: string[] = [];
+      for (let i = 0; i < 4; i++) seen.push((await mode([user('ok')], { context_id: id })).mode);
+      expect(seen).toEqual(['crisis_intervention', 'crisis_intervention', 'crisis_intervention', seen[3]]);
+      expect(seen[3]).not.toBe('crisis_intervention');
+    });
+  });
 });
 
 describe('upstream failures', () => {

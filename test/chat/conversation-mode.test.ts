@@ -219,7 +219,7 @@ describe('decideMode on synthetic emotions', () => {
     const sub = Object.fromEntries(SUB_EMOTIONS.map((e) => [e, e === 'neutral' ? neutral : 0.02])) as Scores['sub'];
     return { raw: full, sub, valence, arousal: 0.5, tokens: 8 };
   }
-  const input = (text: string, s: Scores, extra: Partial<ModeInput> = {}): ModeInput => ({ text, scores: s, eq: computeEq(s), earlierUserTexts: [], ...extra });
+  const input = (text: string, s: Scores, extra: Partial<ModeInput> = {}): ModeInput => ({ text, scores: s, eq: computeEq(s), earlierUser: [], ...extra });
 
   it('follows the emotions when the text has no cue', () => {
     expect(decideMode(input('ok then', scores({ sadness: 0.8, fear: 0.1 }, -0.7))).mode).toBe('emotional_support');
@@ -238,9 +238,9 @@ describe('decideMode on synthetic emotions', () => {
 
   it('a crisis said earlier decays but persists for the next turns', () => {
     const calm = scores({ joy: 0.5, surprise: 0.2 }, 0.2, 0.6);
-    const m1 = decideMode(input('thanks', calm, { earlierUserTexts: ['I want to kill myself'] }));
-    const m3 = decideMode(input('thanks', calm, { earlierUserTexts: ['ok', 'fine', 'I want to kill myself'] }));
-    const m4 = decideMode(input('thanks', calm, { earlierUserTexts: ['ok', 'fine', 'sure', 'I want to kill myself'] }));
+    const m1 = decideMode(input('thanks', calm, { earlierUser: [{ text: 'I want to kill myself' }] }));
+    const m3 = decideMode(input('thanks', calm, { earlierUser: ['ok', 'fine', 'I want to kill myself'].map((text) => ({ text })) }));
+    const m4 = decideMode(input('thanks', calm, { earlierUser: ['ok', 'fine', 'sure', 'I want to kill myself'].map((text) => ({ text })) }));
     expect(m1.mode).toBe('crisis_intervention');
     expect(m3.mode).toBe('crisis_intervention');
     expect(m3.confidence).toBeLessThan(m1.confidence);

@@ -14,11 +14,13 @@ import type { Config } from '../../config.js';
 import { blend } from '../../core/emotion-service.js';
 import type { EmotionService } from '../../core/emotion-service.js';
 import { round4 } from '../../core/emotions.js';
+import type { Scores } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
-import { aggregateState, discoveryBaseline, trendOf } from '../../core/trajectory.js';
+import type { Eq } from '../../core/eq.js';
+import { aggregateState, discoveryBaseline, scoresOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
-import { CRISIS_LOOKBACK, decideMode, readText } from '../../core/conversation-mode.js';
-import type { ConversationMode } from '../../core/conversation-mode.js';
+import { affectOf, CRISIS_LOOKBACK, crisisNeedsAffect, decideMode, readText } from '../../core/conversation-mode.js';
+import type { ConversationMode, EarlierMessage } from '../../core/conversation-mode.js';
 import { guidanceText, withGuidance } from '../../core/guidance.js';
 import type { StoredMessage } from '../../store/context-store.js';
 import type { RequestContext, Route, Reply } from '../../http/server.js';
@@ -165,11 +167,13 @@ class ChatTurn {
     const priorUser: StoredMessage[] = [];
     for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
+    // The message as it was said, not smoothed towards the context: smoothing is how the scores are
+    // shown, and it had moved a crisis message out of the affect gate of the crisis rules' third tier.
     const mode = decideMode({
       text: this.#userText,
-      scores: reported.scores,
-      eq: reported.eq,
-      earlierUserTexts: this.#earlierUserTexts(priorUser),
+      scores: stored.scores,
+      eq: stored.eq,
+      earlierUser: await this.#earlierUser(priorUser),
       trend,
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
       reading,
@@ -177,18 +181,38 @@ class ChatTurn {
     return { reported, stored, mode, trend };
   }
 
-  /** The user's messages before the latest, most recent first: the request's own, then the context's. */
-  #earlierUserTexts(priorUser: readonly StoredMessage[]): string[] {
-    const out: string[] = [];
+  /**
+   * The user's messages before the latest, most recent first: the request's own, then the context's, each
+   * with the emotion model's reading where a crisis rule needs it (a stored message's scores; a message
+   * of the request's history is scored here, which only a third-tier crisis phrase asks for).
+   */
+  async #earlierUser(priorUser: readonly StoredMessage[]): Promise<EarlierMessage[]> {
+    const out: Array<EarlierMessage & { scores?: Scores; eq?: Eq }> = [];
+    const sent = new Set<string>();
     for (let i = this.req.userIndex - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
       const m = this.req.messages[i]!;
-      if (m.role === 'user') out.push(m.content);
+      if (m.role !== 'user') continue;
+      out.push({ text: m.content });
+      sent.add(m.content);
     }
     for (let i = priorUser.length - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
-      const t = priorUser[i]!.text;
-      if (t !== this.#userText && !out.includes(t)) out.push(t);
+      const m = priorUser[i]!;
+      // A client that sends its history with a context_id sends these twice: its copy counts. (Texts equal
+      // to the latest one count: skipping them kept an older crisis in the lookback for good.)
+      if (!sent.has(m.text)) out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
     }
-    return out;
+    const unscored = out.filter((m) => !m.scores && crisisNeedsAffect(m.text));
+    if (unscored.length > 0) {
+      const scored = await this.deps.service.score(unscored.map((m) => m.text), this.ctx.signal, this.req.guidance);
+      unscored.forEach((m, i) => {
+        m.scores = scored[i]!;
+        m.eq = computeEq(m.scores, this.req.eq);
+      });
+    }
+    return out.map((m) => ({
+      text: m.text,
+      affect: m.scores && m.eq ? affectOf(readText(m.text), m.scores, m.eq) : undefined,
+    }));
   }
 
   #upstreamBody(messages: ReadonlyArray<{ role: string }>): Record<string, unknown> {
