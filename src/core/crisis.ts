@@ -583,8 +583,22 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
 const FILLERS = /\b(?:just|really|simply|honestly|literally|seriously|actually|truly|totally|basically|genuinely|kinda|kind of|sort of|pretty much|even|lowkey|low key)\b/g;
 
 /** Lower-case, straight quotes, expanded contractions, fillers dropped, single spaces. */
+/** Invisible characters that can sit inside a word: soft hyphen, zero-width space, joiners, word joiner, BOM. */
+const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
+/** Cyrillic and Greek letters drawn like Latin ones, as they are mixed into English words. */
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', һ: 'h', ӏ: 'l', ԛ: 'q', ԝ: 'w',
+  ο: 'o', ι: 'i', α: 'a', ν: 'v', κ: 'k', τ: 't',
+};
+const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'g');
+
+/**
+ * The text the rules read. NFKC first: the emotion model's tokenizer reads fullwidth and mathematical
+ * letters ("ｉ ｗａｎｔ ｔｏ ｄｉｅ", "𝐤𝐢𝐥𝐥 𝐦𝐲𝐬𝐞𝐥𝐟") as plain ones, and so must the crisis rules, which had let
+ * them, a soft hyphen inside a word, and look-alike letters through.
+ */
 export function normalise(text: string): string {
-  let t = text.toLowerCase();
+  let t = text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase().replace(LOOKALIKE, (c) => LOOKALIKES[c]!);
   for (const [re, to] of CONTRACTIONS) t = t.replace(re, to);
   return t.replace(FILLERS, ' ').replace(/\p{Extended_Pictographic}+/gu, '. ').replace(/\s+/g, ' ').trim();
 }

@@ -150,6 +150,14 @@ describe('crisis_intervention', () => {
     }
   });
 
+  // The emotion model's tokenizer reads these as the plain words; the rules did not (probe, 2026-11-26).
+  it('the rules read fullwidth and mathematical letters, invisible characters and look-alike letters as the plain words', () => {
+    const plain = detectCrisis('I want to kill myself')!;
+    for (const t of ['Ｉ ｗａｎｔ ｔｏ ｋｉｌｌ ｍｙｓｅｌｆ', '𝐈 𝐰𝐚𝐧𝐭 𝐭𝐨 𝐤𝐢𝐥𝐥 𝐦𝐲𝐬𝐞𝐥𝐟', 'I want to ki\u00adll my\u00adself', 'I want to k\u200bill myself', 'I want to kіll mуself']) {
+      expect(detectCrisis(t)?.rule, JSON.stringify(t)).toBe(plain.rule);
+    }
+  });
+
   // The guards are the rules' own; the learned signal knows none of them and may still flag such a sentence
   // (it does "cutting myself on the grater": docs/conversation-modes.md).
   it("round-17 guards keep self-harm and real endings flagged while excusing accidents and chores", () => {
