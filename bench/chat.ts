@@ -236,6 +236,8 @@ async function serveUpstream(): Promise<void> {
   });
   // Records are for tests; a long benchmark must not keep every request.
   setInterval(() => llm.reset(), 1_000).unref();
+  // A clean exit, so that the bench removes this process's log folder (bench/lib/process.ts).
+  process.on('SIGTERM', () => void llm.close().finally(() => process.exit(0)));
   process.stdout.write(`${JSON.stringify({ msg: 'fake llm listening', port: Number(new URL(llm.url).port) })}\n`);
 }
 
