@@ -205,17 +205,7 @@ export class FakeLlm {
     const count = 'count' in b.pieces ? b.pieces.count : b.pieces.length;
     for (let i = 0; i < count && !res.destroyed; i++) {
       const piece = 'count' in b.pieces ? b.pieces.piece(i) : b.pieces[i]!;
-      if (!res.write(piece)) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
-      }
+      if (!res.write(piece)) await drained(res);
       if (b.gapMs) await sleep(b.gapMs);
     }
     if (!res.destroyed && !b.open) res.end();
@@ -254,15 +244,7 @@ export class FakeLlm {
     const send = async (o: unknown) => {
       if (res.write(`data: ${JSON.stringify(o)}\n\n`) || res.destroyed) return;
       rec.backpressured = true;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
+      await drained(res);
     };
     const content = b.content ?? (b.toolCalls ? '' : DEFAULT_REPLY);
     const pieces = content.match(/\S+\s*|\s+/g) ?? [];
@@ -304,6 +286,19 @@ export class FakeLlm {
     if (opts?.include_usage && b.usage !== false) await send({ ...base, choices: [], usage: usageOf(body, content, b.toolCalls) });
     if (!res.destroyed) res.end('data: [DONE]\n\n');
   }
+}
+
+/** Resolves once a full socket has drained or closed, leaving no listener behind. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /** Word counts stand in for tokens: tests check that Sentio reports the upstream's figures. */
