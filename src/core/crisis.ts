@@ -582,7 +582,6 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
  */
 const FILLERS = /\b(?:just|really|simply|honestly|literally|seriously|actually|truly|totally|basically|genuinely|kinda|kind of|sort of|pretty much|even|lowkey|low key)\b/g;
 
-/** Lower-case, straight quotes, expanded contractions, fillers dropped, single spaces. */
 /** Invisible characters that can sit inside a word: soft hyphen, zero-width space, joiners, word joiner, BOM. */
 const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
 /** Cyrillic and Greek letters drawn like Latin ones, as they are mixed into English words. */
@@ -593,9 +592,11 @@ const LOOKALIKES: Readonly<Record<string, string>> = {
 const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'g');
 
 /**
- * The text the rules read. NFKC first: the emotion model's tokenizer reads fullwidth and mathematical
- * letters ("ｉ ｗａｎｔ ｔｏ ｄｉｅ", "𝐤𝐢𝐥𝐥 𝐦𝐲𝐬𝐞𝐥𝐟") as plain ones, and so must the crisis rules, which had let
- * them, a soft hyphen inside a word, and look-alike letters through.
+ * The text the rules read: NFKC, invisible characters dropped, look-alike letters read as Latin, lower
+ * case, straight quotes, expanded contractions, fillers dropped, single spaces. NFKC first: the emotion
+ * model's tokenizer reads fullwidth and mathematical letters ("ｉ ｗａｎｔ ｔｏ ｄｉｅ", "𝐤𝐢𝐥𝐥 𝐦𝐲𝐬𝐞𝐥𝐟") as plain
+ * ones, and so must the crisis rules, which had let them, a soft hyphen inside a word, and look-alike
+ * letters through.
  */
 export function normalise(text: string): string {
   let t = text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase().replace(LOOKALIKE, (c) => LOOKALIKES[c]!);
