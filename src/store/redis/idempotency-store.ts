@@ -88,15 +88,16 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const claim = encode({ f: fingerprint, o: randomBytes(12).toString('base64') } satisfies IdempotencyRecord);
     // The lease, not the retention: a claim that ran out while its request still ran let a duplicate run.
     const lease = String(this.#leaseMs);
+    // A retry that comes before the pending release (or completion) of its first try was sent again:
+    // that goes first, or it would find the first try's claim (409). If Redis refuses it, it stays pending
+    // and this claim is never sent.
+    const pending = this.#pending.get(scope);
+    if (pending) {
+      await this.#write(scope, pending);
+      if (this.#pending.get(scope) === pending) this.#pending.delete(scope);
+    }
     let current: Buffer | null;
     try {
-      // A retry that comes before the pending release (or completion) of its first try was sent again:
-      // that goes first, or it would find the first try's claim (409).
-      const pending = this.#pending.get(scope);
-      if (pending) {
-        await this.#write(scope, pending);
-        if (this.#pending.get(scope) === pending) this.#pending.delete(scope);
-      }
       current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
     } catch (err) {
       // A stalled Redis may still apply the claim: nobody would own it, and the key would answer 409 for
