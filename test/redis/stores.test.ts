@@ -306,6 +306,25 @@ describe('RedisIdempotencyStore', () => {
     expect((await a.claim('idem:k:same', 'fp')).outcome).toBe('claimed'); // before the retry timer fires
     await a.close();
   });
+
+  it('a retry while Redis still refuses the pending release leaves that release pending', async () => {
+    const conn = await connection();
+    const a = new RedisIdempotencyStore(conn);
+    const other = new RedisIdempotencyStore(await connection());
+    expect((await a.claim('idem:k:still-down', 'fp')).outcome).toBe('claimed');
+    await dropConnection(conn);
+    await expect(a.release('idem:k:still-down')).rejects.toThrow();
+    await expect(a.claim('idem:k:still-down', 'fp')).rejects.toThrow(); // still disconnected
+    await reconnected(conn);
+    const deadline = Date.now() + 3_000;
+    let outcome = (await other.claim('idem:k:still-down', 'fp')).outcome;
+    while (outcome !== 'claimed' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      outcome = (await other.claim('idem:k:still-down', 'fp')).outcome;
+    }
+    expect(outcome).toBe('claimed');
+    await a.close();
+  });
 });
 
 describe('Redis lost and back', () => {
