@@ -49,16 +49,22 @@ async function main(): Promise<void> {
   logger.flush(); // supervisors and scripts wait for this line; do not leave it to the next block
 
   let stopping = false;
+  let cutShort = false; // a second signal: whichever close ends first, the exit status is 1
   const stop = (signal: string) => {
     if (stopping) {
+      cutShort = true;
       logger.warn({ signal }, 'second signal while draining: exiting without waiting for in-flight requests');
       logger.flush();
-      process.exit(1);
+      // Requests still open get a 503 rather than a reset; HTTP worker threads must close their apps first
+      // anyway (bounded), as exiting with their uWS handles open aborts the process.
+      const cut = 'abort' in sentio ? sentio.abort() : sentio.close(0);
+      void Promise.race([cut.catch(() => undefined), new Promise((r) => setTimeout(r, 2_000))]).finally(() => process.exit(1));
+      return;
     }
     stopping = true;
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
     sentio.close(config.shutdownGraceMs).then(
-      () => process.exit(0),
+      () => process.exit(cutShort ? 1 : 0),
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);

@@ -22,6 +22,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { AnalysisEngine } from '../app.js';
 import type { Config } from '../config.js';
+import type { ClaimResult } from '../guard/idempotency.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
 import { openStores } from '../store/factory.js';
@@ -50,10 +51,14 @@ export interface SentioWorkers {
   readonly logger: Logger;
   /** Stop every worker (each drains within `graceMs`), then the stores and the engine. */
   close(graceMs?: number): Promise<void>;
+  /** Close every worker's app at once, cutting what is in flight (a second signal while draining). */
+  abort(): Promise<void>;
 }
 
-/** A worker that dies unexpectedly is replaced after this long. */
+/** A worker that dies unexpectedly is replaced after this long; a replacement that fails to start is tried
+ * again, each time after twice as long, up to RESPAWN_MAX_DELAY_MS. */
 const RESPAWN_DELAY_MS = 1_000;
+const RESPAWN_MAX_DELAY_MS = 30_000;
 
 export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions): Promise<SentioWorkers> {
   const logger = opts.logger ?? createLogger(config.logLevel);
@@ -75,7 +80,10 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
 
   const spawn = (index: number): Promise<void> => {
     const { port1, port2 } = new MessageChannel();
-    serveRpc(port1, handlers);
+    // The Idempotency-Key claims this worker holds: a worker that dies cannot finish their requests (it
+    // answers them 503), so its claims are released, or every retry would get 409 for the claim's lease.
+    const claims = new Set<string>();
+    serveRpc(port1, shared ? { ...handlers, ...claimTracking(handlers, claims) } : handlers);
     const init: WorkerInit = {
       index,
       config: { ...config, port },
@@ -102,6 +110,8 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
       });
       worker.on('exit', (code) => {
         port1.close();
+        for (const scope of claims) void shared?.idempotency.release(scope);
+        claims.clear();
         if (workers.get(index)?.worker === worker) workers.delete(index);
         if (!started) {
           reject(new Error(`HTTP worker ${index} exited with code ${code} before listening`));
@@ -109,11 +119,21 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
         }
         if (closing) return;
         logger.error({ worker: index, code }, `HTTP worker exited; starting a new one in ${RESPAWN_DELAY_MS} ms`);
-        setTimeout(() => {
-          if (!closing) spawn(index).catch((err: unknown) => logger.error({ err, worker: index }, 'HTTP worker restart failed'));
-        }, RESPAWN_DELAY_MS).unref();
+        respawn(index, RESPAWN_DELAY_MS);
       });
     });
+  };
+
+  /** Start worker `index` again after `delayMs`; a start that fails (Redis still down) is tried again, later. */
+  const respawn = (index: number, delayMs: number): void => {
+    setTimeout(() => {
+      if (closing) return;
+      spawn(index).catch((err: unknown) => {
+        const next = Math.min(delayMs * 2, RESPAWN_MAX_DELAY_MS);
+        logger.error({ err, worker: index }, `HTTP worker restart failed; trying again in ${next} ms`);
+        respawn(index, next);
+      });
+    }, delayMs).unref();
   };
 
   const stopWorkers = async (graceMs: number) => {
@@ -144,6 +164,27 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
       await shared?.close();
       await opts.engine.close();
       logger.flush();
+    },
+    // Each worker closes its app at once (a thread ended with uWS handles open aborts the process).
+    abort: () => stopWorkers(0),
+  };
+}
+
+/** The idempotency handlers of one worker, noting which claims it holds until it completes or releases them. */
+function claimTracking(handlers: Record<string, RpcHandler>, claims: Set<string>): Record<string, RpcHandler> {
+  return {
+    'idem.claim': async (args, signal) => {
+      const r = await handlers['idem.claim']!(args, signal);
+      if ((r as { value?: ClaimResult }).value?.outcome === 'claimed') claims.add(args[0] as string);
+      return r;
+    },
+    'idem.complete': (args, signal) => {
+      claims.delete(args[0] as string);
+      return handlers['idem.complete']!(args, signal);
+    },
+    'idem.release': (args, signal) => {
+      claims.delete(args[0] as string);
+      return handlers['idem.release']!(args, signal);
     },
   };
 }

@@ -58,19 +58,23 @@ describe('graceful shutdown', () => {
       expect((await pending).status).toBe(503);
       expect(await p.exited).toBe(0);
       expect(performance.now() - t0).toBeLessThan(3_000);
-      // The same with a long grace period, and a second SIGTERM: no waiting, exit 1, said in the log.
-      p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '60000' });
-      llm.enqueue({ kind: 'hang' });
-      const cut = chat(p.base).catch(() => undefined); // cut with the process
-      await new Promise((r) => setTimeout(r, 300));
-      t0 = performance.now();
-      p.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 200));
-      p.child.kill('SIGTERM');
-      expect(await p.exited).toBe(1);
-      expect(performance.now() - t0).toBeLessThan(3_000);
-      await cut;
-      expect(p.output.some((l) => l.includes('second signal while draining'))).toBe(true);
+      // The same with a long grace period, and a second SIGTERM: no waiting, exit 1, said in the log, the
+      // request answered 503. With HTTP workers too (exiting with a worker's uWS handles open aborted it).
+      for (const workers of ['1', '2']) {
+        p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '60000', SENTIO_HTTP_WORKERS: workers });
+        llm.enqueue({ kind: 'hang' });
+        const cut = chat(p.base).then((r) => r.status, () => 'reset');
+        await new Promise((r) => setTimeout(r, 300));
+        t0 = performance.now();
+        p.child.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 200));
+        p.child.kill('SIGTERM');
+        expect(await p.exited, `workers ${workers}`).toBe(1);
+        expect(performance.now() - t0).toBeLessThan(3_000);
+        expect(await cut).toBe(503);
+        expect(p.output.some((l) => l.includes('second signal while draining'))).toBe(true);
+        expect(p.output.join('\n')).not.toMatch(/open handles|Aborted/);
+      }
     } finally {
       await llm.close();
     }

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
 
 const KEY = 'sentio_process_key_0123456789';
@@ -68,6 +69,35 @@ describe('server process', () => {
       expect(await p.exited).toBe(0);
     });
   }
+
+  // Its requests can never finish, but their claims stayed with the main thread's store: every retry got
+  // 409 idempotency_key_in_use for the claims' 15-minute lease (worker probe, 2026-11-26).
+  it('the Idempotency-Keys of a failed HTTP worker\'s requests are given back: their retries run', async () => {
+    const llm = await FakeLlm.start();
+    const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
+    const p = await startServerProcess({
+      SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_REDIS_URL: '', SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '3000',
+    }, { nodeArgs: ['--import', preload] });
+    const chat = (key: string) => fetch(`${p.base}/v2/chat/completions`, {
+      method: 'POST',
+      headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY, 'idempotency-key': key },
+      body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
+    }).then((r) => r.status);
+    try {
+      const keys = Array.from({ length: 10 }, (_, i) => `crash-${i}`);
+      llm.enqueue(...keys.map(() => ({ kind: 'hang' as const })));
+      // Worker 0 fails 1.5 s after it starts: its requests get 503, the other worker's time out (504).
+      const first = await Promise.all(keys.map(chat));
+      expect(first).toContain(503);
+      for (const s of first) expect([503, 504]).toContain(s);
+      await new Promise((r) => setTimeout(r, 1_500)); // the replacement starts after 1 s
+      expect(await Promise.all(keys.map(chat))).toEqual(keys.map(() => 200));
+    } finally {
+      p.child.kill('SIGTERM');
+      await llm.close();
+    }
+    expect(await p.exited).toBe(0);
+  });
 
   it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
     const child = spawn(process.execPath, ['dist/src/main.js'], {
