@@ -7,16 +7,16 @@ import { EMOTIONS } from '../core/emotions.js';
 
 const unit = z.number().min(0).max(1);
 
-/** Emotion parameters; on emotion endpoints as `params`, in chat as `emotion_model_params`. */
+/** Emotion parameters; on emotion endpoints as `params`, in chat as `emotion_model_params`; all four on both versions (docs/api.md). */
 export const EmotionParams = z
   .strictObject({
-    sensitivity: unit.optional().describe('V2. 0..1, default 0.5. Higher makes moderate signals read as more intense.'),
-    includeSubEmotions: z.boolean().optional().describe('V2. Default false. Adds the 28 sub-emotion probabilities.'),
+    sensitivity: unit.optional().describe('0..1, default 0.5. Bends the intensity curve: higher makes moderate signals read as more intense (intensity, intensityLevel, the V1 intensity word).'),
+    includeSubEmotions: z.boolean().optional().describe('Default false. Adds the 28 sub-emotion probabilities to each entry.'),
     thresholds: z
       .union([unit, z.strictObject(Object.fromEntries(EMOTIONS.map((e) => [e, unit.optional()])) as Record<(typeof EMOTIONS)[number], z.ZodOptional<typeof unit>>)])
       .optional()
-      .describe('V1. A probability (all emotions) or a per-emotion map; the dominant category must reach it.'),
-    smoothing: unit.optional().describe('V1. 0..1, default 0. Blends the reported scores with the context\'s running state.'),
+      .describe('A probability (all emotions) or a per-emotion map; the dominant category must reach it. raw is never changed.'),
+    smoothing: unit.optional().describe('0..1, default 0. With a context, blends the reported scores with its state before this request.'),
   })
   .describe('Emotion analysis parameters');
 export type EmotionParams = z.infer<typeof EmotionParams>;
