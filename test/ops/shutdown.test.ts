@@ -80,6 +80,34 @@ describe('graceful shutdown', () => {
     }
   }, 90_000);
 
+  // With Redis its claim outlived the process: a retry on the next instance got 409 for the 15-minute lease.
+  it.skipIf(process.env['SENTIO_TEST_STORE'] !== 'redis')('a request cut at the end of the grace period gives its Idempotency-Key back', async () => {
+    const llm = await FakeLlm.start();
+    try {
+      const env = { SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000', SENTIO_REDIS_PREFIX: `cut${Date.now()}:` };
+      const chat = (base: string) => fetch(`${base}/v2/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'idempotency-key': 'cut-by-shutdown' },
+        body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const a = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '300' });
+      llm.enqueue({ kind: 'hang' });
+      const pending = chat(a.base);
+      await new Promise((r) => setTimeout(r, 300));
+      a.child.kill('SIGTERM');
+      expect((await pending).status).toBe(503);
+      expect(await a.exited).toBe(0);
+      const b = await startServerProcess(env);
+      try {
+        expect((await chat(b.base)).status).toBe(200);
+      } finally {
+        b.child.kill('SIGTERM');
+        await b.exited;
+      }
+    } finally {
+      await llm.close();
+    }
+  }, 60_000);
+
   it('refuses to start without keys, explaining how to create one', async () => {
     await expect(startServerProcess({})).rejects.toThrow(/sentio keys create/);
   });

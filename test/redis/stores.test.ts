@@ -307,6 +307,17 @@ describe('RedisIdempotencyStore', () => {
     await a.close();
   });
 
+  // Shutdown cuts a request still running at the grace period's end with a 503 (so does a failed HTTP
+  // worker): its claim stayed in Redis, and a retry on another instance got 409 for the lease.
+  it('closing gives back the claims still held', async () => {
+    const a = new RedisIdempotencyStore(await connection());
+    const other = new RedisIdempotencyStore(await connection());
+    expect((await a.claim('idem:k:cut-short', 'fp')).outcome).toBe('claimed');
+    expect((await other.claim('idem:k:cut-short', 'fp')).outcome).toBe('in_flight');
+    await a.close();
+    expect((await other.claim('idem:k:cut-short', 'fp')).outcome).toBe('claimed');
+  });
+
   it('a retry while Redis still refuses the pending release leaves that release pending', async () => {
     const conn = await connection();
     const a = new RedisIdempotencyStore(conn);

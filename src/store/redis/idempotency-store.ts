@@ -126,11 +126,18 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (claim) await this.#send(scope, { claim, until: Date.now() + this.#leaseMs });
   }
 
-  /** Sends the writes still pending once more (shutdown); what Redis does not take now is dropped. */
+  /**
+   * Shutdown (or a failed HTTP worker closing): the claims still held belong to requests the server cut
+   * short with a 503, which will not finish here, so they are given back (a retry on another instance
+   * got 409 for the claim's lease); then the writes still pending are sent once more. What Redis does not
+   * take now is dropped.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    for (const [scope, claim] of this.#claims) this.#pending.set(scope, { claim, until: Date.now() + this.#leaseMs });
+    this.#claims.clear();
     await this.#retry();
     this.#pending.clear();
   }
