@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
+import { startRedis } from '../helpers/redis.js';
 
 const KEY = 'sentio_process_key_0123456789';
 
@@ -98,6 +99,39 @@ describe('server process', () => {
     }
     expect(await p.exited).toBe(0);
   });
+
+  // A replacement that could not start (Redis down at that moment) was never tried again: the process
+  // served on one worker short for good (worker probe, 2026-11-26).
+  it('a replacement HTTP worker that fails to start is tried again until it starts', async () => {
+    const redis = await startRedis();
+    const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
+    const p = await startServerProcess({
+      SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_REDIS_URL: redis.url, SENTIO_REDIS_PREFIX: `respawn${Date.now()}:`,
+    }, { nodeArgs: ['--import', preload] });
+    const until = async (what: (l: string) => boolean, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline && !p.output.some(what)) await new Promise((r) => setTimeout(r, 50));
+      return p.output.some(what);
+    };
+    try {
+      await redis.kill(); // worker 0 fails 1.5 s after it starts; its replacement cannot reach Redis
+      expect(await until((l) => l.includes('HTTP worker restart failed'), 15_000)).toBe(true);
+      await redis.restart();
+      const servedBy0 = (l: string) => l.includes('"msg":"request"') && l.includes('"worker":0');
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !p.output.some(servedBy0)) {
+        await Promise.all(Array.from({ length: 8 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
+          method: 'POST', headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"back"}}]}',
+        }).catch(() => undefined)));
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(p.output.some(servedBy0)).toBe(true);
+    } finally {
+      p.child.kill('SIGTERM');
+      await p.exited;
+      await redis.stop();
+    }
+  }, 60_000);
 
   it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
     const child = spawn(process.execPath, ['dist/src/main.js'], {
