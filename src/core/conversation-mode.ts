@@ -11,7 +11,7 @@ import { EMOTIONS } from './emotions.js';
 import type { Scores } from './emotions.js';
 import type { Eq } from './eq.js';
 import type { Trend } from './trajectory.js';
-import { crisisFrom, detectCrisis, normalise, readCrisis } from './crisis.js';
+import { crisisFrom, normalise, readCrisis } from './crisis.js';
 import type { Affect, CrisisReading, CrisisSignal } from './crisis.js';
 
 export const CONVERSATION_MODES = [
@@ -58,7 +58,11 @@ export interface ModeInput {
 
 export interface EarlierMessage {
   text: string;
-  affect?: Affect | undefined;
+  /** The emotion model's scores of it, when known: they open the crisis rules' third tier as they did then. */
+  scores?: Scores | undefined;
+  eq?: Eq | undefined;
+  /** readText(text), when the caller has it already. */
+  reading?: TextReading | undefined;
 }
 
 /** How many earlier user messages are checked for a crisis signal. */
@@ -165,9 +169,8 @@ export function affectOf(reading: TextReading, scores: Scores, eq: Eq): Affect {
 }
 
 /** Whether a text's crisis signal depends on the emotion model's reading of it (a third-tier phrase only). */
-export function crisisNeedsAffect(text: string): boolean {
-  const r = readCrisis(text, normalise(text));
-  return r.direct === undefined && r.contextual !== undefined;
+export function crisisNeedsAffect(reading: TextReading): boolean {
+  return reading.crisis.direct === undefined && reading.crisis.contextual !== undefined;
 }
 
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */
@@ -176,7 +179,9 @@ export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUser'>
   if (now) return now;
   let best: CrisisSignal | undefined;
   input.earlierUser.slice(0, CRISIS_LOOKBACK).forEach((m, i) => {
-    const s = detectCrisis(m.text, m.affect);
+    // One reading per message (the learned signal is the costly part of it), for the affect and the rules.
+    const r = m.reading ?? readText(m.text);
+    const s = crisisFrom(r.crisis, m.scores && m.eq ? affectOf(r, m.scores, m.eq) : undefined);
     if (!s) return;
     const confidence = s.confidence * Math.pow(CRISIS_DECAY, i + 1);
     if (!best || confidence > best.confidence) best = { ...s, confidence, rule: `${s.rule}@${i + 1}` };

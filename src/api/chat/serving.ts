@@ -14,12 +14,10 @@ import type { Config } from '../../config.js';
 import { blend } from '../../core/emotion-service.js';
 import type { EmotionService } from '../../core/emotion-service.js';
 import { round4 } from '../../core/emotions.js';
-import type { Scores } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
-import type { Eq } from '../../core/eq.js';
 import { aggregateState, discoveryBaseline, scoresOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
-import { affectOf, CRISIS_LOOKBACK, crisisNeedsAffect, decideMode, readText } from '../../core/conversation-mode.js';
+import { CRISIS_LOOKBACK, crisisNeedsAffect, decideMode, readText } from '../../core/conversation-mode.js';
 import type { ConversationMode, EarlierMessage } from '../../core/conversation-mode.js';
 import { guidanceText, withGuidance } from '../../core/guidance.js';
 import type { StoredMessage } from '../../store/context-store.js';
@@ -183,16 +181,16 @@ class ChatTurn {
 
   /**
    * The user's messages before the latest, most recent first: the request's own, then the context's, each
-   * with the emotion model's reading where a crisis rule needs it (a stored message's scores; a message
-   * of the request's history is scored here, which only a third-tier crisis phrase asks for).
+   * with the emotion model's scores where a crisis rule needs them (a stored message's; a message of the
+   * request's history is scored here, which only a third-tier crisis phrase asks for).
    */
   async #earlierUser(priorUser: readonly StoredMessage[]): Promise<EarlierMessage[]> {
-    const out: Array<EarlierMessage & { scores?: Scores; eq?: Eq }> = [];
+    const out: EarlierMessage[] = [];
     const sent = new Set<string>();
     for (let i = this.req.userIndex - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
       const m = this.req.messages[i]!;
       if (m.role !== 'user') continue;
-      out.push({ text: m.content });
+      out.push({ text: m.content, reading: readText(m.content) });
       sent.add(m.content);
     }
     for (let i = priorUser.length - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
@@ -201,7 +199,7 @@ class ChatTurn {
       // to the latest one count: skipping them kept an older crisis in the lookback for good.)
       if (!sent.has(m.text)) out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
     }
-    const unscored = out.filter((m) => !m.scores && crisisNeedsAffect(m.text));
+    const unscored = out.filter((m) => m.reading && crisisNeedsAffect(m.reading));
     if (unscored.length > 0) {
       const scored = await this.deps.service.score(unscored.map((m) => m.text), this.ctx.signal, this.req.guidance);
       unscored.forEach((m, i) => {
@@ -209,10 +207,7 @@ class ChatTurn {
         m.eq = computeEq(m.scores, this.req.eq);
       });
     }
-    return out.map((m) => ({
-      text: m.text,
-      affect: m.scores && m.eq ? affectOf(readText(m.text), m.scores, m.eq) : undefined,
-    }));
+    return out;
   }
 
   #upstreamBody(messages: ReadonlyArray<{ role: string }>): Record<string, unknown> {
