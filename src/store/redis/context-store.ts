@@ -53,13 +53,19 @@ end
 -- A retry of a request whose append landed after the request had given up: that append stands, and the
 -- context is returned as it is (unless it is gone since, when the retry's append starts it afresh).
 local applied = ARGV[6] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ttl)
-if not (applied and redis.call('EXISTS', KEYS[1]) == 1) then
-  -- A new context starts empty: under volatile-lru Redis may have evicted the record but kept its list.
-  -- (Only then a DEL: a script's first write decides whether a Redis over maxmemory refuses it, and DEL
-  -- is not refused, so deleting nothing first would let every append past noeviction.)
-  if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DEL', KEYS[2]) end
-  -- Or evicted the list and kept the record: its createdAt and total belong to messages that are gone.
-  if tonumber(redis.call('HGET', KEYS[1], 'total') or '0') > 0 and redis.call('EXISTS', KEYS[2]) == 0 then redis.call('DEL', KEYS[1]) end
+local has_meta = redis.call('EXISTS', KEYS[1]) == 1
+if not (applied and has_meta) then
+  -- Under volatile-lru Redis may have evicted one of the two keys and kept the other: the context is gone,
+  -- and starts afresh. Without its record, an old list is not revived; without its list, the record's
+  -- createdAt and total belong to messages that are gone. (Only then a DEL: a script's first write decides
+  -- whether a Redis over maxmemory refuses it, and DEL is not refused, so deleting nothing first would let
+  -- every append past noeviction.)
+  local has_list = redis.call('EXISTS', KEYS[2]) == 1
+  if not has_meta and has_list then
+    redis.call('DEL', KEYS[2])
+  elseif has_meta and not has_list and tonumber(redis.call('HGET', KEYS[1], 'total') or '0') > 0 then
+    redis.call('DEL', KEYS[1])
+  end
   redis.call('HSETNX', KEYS[1], 'createdAt', now)
   redis.call('HSET', KEYS[1], 'updatedAt', now)
   local n = #ARGV - 6
