@@ -92,10 +92,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     // that goes first, or it would find the first try's claim (409). If Redis refuses it, it stays pending
     // and this claim is never sent.
     const pending = this.#pending.get(scope);
-    if (pending) {
-      await this.#write(scope, pending);
-      if (this.#pending.get(scope) === pending) this.#pending.delete(scope);
-    }
+    if (pending) await this.#land(scope, pending);
     let current: Buffer | null;
     try {
       current = await this.#redis.run(() => this.#commands.sentioIdemClaimBuffer(this.#redis.prefix + scope, claim, lease));
@@ -160,6 +157,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       : this.#commands.sentioIdemRelease(key, w.claim as Buffer)));
   }
 
+  /** Sends a pending write again; once Redis takes it, it is no longer pending (unless superseded meanwhile). */
+  async #land(scope: string, w: PendingWrite): Promise<void> {
+    await this.#write(scope, w);
+    if (this.#pending.get(scope) === w) this.#pending.delete(scope);
+  }
+
   #keep(scope: string, w: PendingWrite): void {
     this.#pending.set(scope, w);
     if (this.#pending.size > MAX_PENDING) this.#pending.delete(this.#pending.keys().next().value!);
@@ -185,8 +188,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         continue;
       }
       try {
-        await this.#write(scope, w);
-        if (this.#pending.get(scope) === w) this.#pending.delete(scope);
+        await this.#land(scope, w);
       } catch {
         return;
       }
