@@ -82,12 +82,13 @@ export class AppError extends Error {
 /** Characters of a message or param an error body carries: both may echo a client's value (a model name, a field). */
 const ECHO_LIMIT = 512;
 
-function clip(s: string): string {
-  return s.length > ECHO_LIMIT ? `${s.slice(0, ECHO_LIMIT)}…` : s;
+/** `s`, cut at `max` characters with an ellipsis when longer. */
+export function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
 export function toErrorBody(err: AppError, requestId: string): ErrorBody {
-  const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: clip(err.message) };
-  if (err.param !== undefined) error.param = clip(err.param);
+  const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: clip(err.message, ECHO_LIMIT) };
+  if (err.param !== undefined) error.param = clip(err.param, ECHO_LIMIT);
   return { error, request_id: requestId };
 }

@@ -13,7 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
-import { AppError } from '../errors.js';
+import { AppError, clip } from '../errors.js';
 import { SseParser } from './sse-parser.js';
 import type { UpstreamChunk, UpstreamCompletion } from './types.js';
 
@@ -315,7 +315,7 @@ function upstreamMessage(text: string): string | undefined {
   try {
     const j = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
     const m = typeof j.error === 'string' ? j.error : j.error?.message ?? j.message ?? j.detail;
-    if (typeof m === 'string' && m) return m.length > 300 ? `${m.slice(0, 300)}…` : m;
+    if (typeof m === 'string' && m) return clip(m, 300);
   } catch {
     // not JSON
   }
