@@ -20,7 +20,7 @@ export class SseStream {
   /** Sees every event sent (idempotency records streams to replay them). */
   tap: ((data: string) => void) | undefined;
 
-  constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean, isDraining: () => boolean = () => false) {
+  constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean, isDraining: () => boolean) {
     this.#res = res;
     this.requestId = requestId;
     this.#headers = headers;
