@@ -322,7 +322,10 @@ function upstreamMessage(text: string): string | undefined {
   return undefined;
 }
 
-/** Seconds to wait, from Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms. */
+/** Longest wait passed on: past a day a header is more likely wrong than meant, and past 1e21 `String()` writes an exponent. */
+const MAX_RETRY_AFTER_S = 86_400;
+
+/** Seconds to wait, from Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms, within [1, a day]. */
 export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.now()): number {
   const ms = Number(headers['retry-after-ms']);
   const ra = headers['retry-after'];
@@ -332,7 +335,7 @@ export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.
   }
   if (!Number.isFinite(seconds) && Number.isFinite(ms)) seconds = ms / 1000;
   if (!Number.isFinite(seconds)) return 1;
-  return Math.max(1, Math.ceil(seconds));
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(seconds)));
 }
 
 /**

@@ -485,6 +485,30 @@ describe('upstream failures', () => {
     expect(await errorOf(r)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' });
   });
 
+  it('an upstream Retry-After is passed on as whole seconds within [1, 86400]', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ 'retry-after': '99999999999999999999999' }, '86400'],
+      [{ 'retry-after': new Date(Date.now() + 90_000).toUTCString() }, ''],
+      [{ 'retry-after-ms': '1500' }, '2'],
+      [{ 'retry-after': '0' }, '1'],
+      [{ 'retry-after': 'soon' }, '1'],
+    ];
+    for (const [headers, want] of cases) {
+      llm.enqueue({ kind: 'status', status: 429, headers });
+      const r = await s.post(V2, v2([user('hi')]));
+      expect(r.status).toBe(429);
+      const got = r.headers.get('retry-after') ?? '';
+      if (want) {
+        expect(got, JSON.stringify(headers)).toBe(want);
+      } else {
+        // An HTTP date 90 s ahead (whole seconds): 88–91 s left once it arrives.
+        expect(Number(got)).toBeGreaterThanOrEqual(88);
+        expect(Number(got)).toBeLessThanOrEqual(91);
+      }
+      await r.text();
+    }
+  });
+
   it('500 → 502 upstream_error (with a 503\'s Retry-After); 400 → 400 upstream_rejected with the upstream message', async () => {
     llm.enqueue({ kind: 'status', status: 500 });
     let r = await s.post(V2, v2([user('hi')]));
