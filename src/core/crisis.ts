@@ -8,7 +8,8 @@
  * words ("this traffic is killing me", "I could kill for a pizza", "dying to see it", "cut myself
  * shaving") are kept out by the patterns' own shape and by explicit guards.
  *
- * Three tiers: phrasings decisive on their own (RULES); dying and wanting it in one clause (deathWish);
+ * Three tiers: phrasings decisive on their own (RULES; and the direct phrasings of five other languages,
+ * crisis-languages.ts); dying and wanting it in one clause (deathWish);
  * phrasings that count only when the text reads as distressed (CONTEXTUAL, given `affect`). Two soft
  * warning signs together (SOFT) count as well. Last comes a learned signal (crisis-model.ts), trained on
  * the sentences the rules were written from and on everyday texts: on sets written blind it catches about
@@ -19,6 +20,7 @@
  * can cost far more. Recall and false-positive rate on the fixture sets: docs/conversation-modes.md.
  */
 import { crisisModel } from './crisis-model.js';
+import { FRENCH_TOPIC, LANGUAGE_RULES, fold } from './crisis-languages.js';
 
 export type CrisisKind = 'suicidal_intent' | 'self_harm' | 'third_party';
 
@@ -621,18 +623,21 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   const reading: CrisisReading = { direct: undefined, contextual: undefined, soft: undefined, learned: undefined };
   if (!normalised) return reading;
   const t = normalised;
-  const strongest = (rules: readonly Rule[]) => {
+  const strongest = (rules: readonly Rule[], text = t) => {
     let best: CrisisSignal | undefined;
     for (const r of rules) {
-      if ((!best || r.confidence > best.confidence) && r.pattern.test(t) && !r.unless?.test(t)) {
+      if ((!best || r.confidence > best.confidence) && r.pattern.test(text) && !r.unless?.test(text)) {
         best = { kind: r.kind, confidence: r.confidence, rule: r.name };
       }
     }
     return best;
   };
-  reading.direct = strongest(RULES) ?? (deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined);
+  const folded = fold(text);
+  const frenchTopic = FRENCH_TOPIC.test(folded);
+  reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined)
+    ?? strongest(LANGUAGE_RULES, folded);
   if (reading.direct) return reading;
-  if (withContextual) reading.contextual = strongest(CONTEXTUAL);
+  if (withContextual && !frenchTopic) reading.contextual = strongest(CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));
   if (soft.length >= 2) {
     reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };

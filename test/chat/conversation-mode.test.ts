@@ -150,6 +150,44 @@ describe('crisis_intervention', () => {
     }
   });
 
+  // Spanish, Portuguese, French, German and Italian: the direct tier of src/core/crisis-languages.ts. Before it,
+  // none of these chose crisis_intervention (the model and the learned signal read English).
+  it('other languages, development sets: every positive selects it, no negative does', async () => {
+    const pos = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.positives);
+    const neg = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.negatives);
+    expect(pos.length).toBeGreaterThanOrEqual(190);
+    const m = await measure(pos, neg);
+    console.log(`crisis, other languages, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+    console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
+    expect(m.missed).toEqual([]);
+    expect(m.falseAlarms).toEqual([]);
+  });
+
+  // Written blind by a helper session and measured once with the final rules, 2026-11-26: 22/50 recall (the set
+  // leans on indirect phrasings and self-harm, which the direct tier mostly leaves out) and 2/50 false alarms, both
+  // English rules reading French "suicide" ("un suicide social", "un exposé sur le suicide de Sénèque ... le
+  // plan"). FRENCH_TOPIC, written after that measurement from those and two development sentences, keeps both
+  // out now, so the false-alarm figure is no longer blind. Floors at the blind figures: a regression guard.
+  it('other languages, held-out set: recall and false-positive rate stay at their measured level', async () => {
+    const { positives, negatives } = F.LANGUAGE_HELD_OUT;
+    const m = await measure(positives, negatives);
+    console.log(`crisis, other languages, held-out set (${positives.length} + ${negatives.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
+    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(22);
+    expect(m.falseAlarms.length).toBeLessThanOrEqual(2);
+  });
+
+  it('the other languages\' rules read text typed with and without accents, and keep negations and idioms out', () => {
+    for (const t of ['ya no quiero vivir', 'ya no quiero vívir', 'Não quero mais viver', 'nao quero mais viver', 'Ich möchte sterben',
+      'ich moechte sterben', 'ICH MÖCHTE STERBEN', 'non voglio più vivere', 'non voglio piu vivere', "J’ai envie de mourir", "j'ai envie de mourir"]) {
+      expect(detectCrisis(t)?.kind, t).toBe('suicidal_intent');
+    }
+    for (const t of ['no quiero morir', 'não quero morrer', 'non voglio morire', "je n'ai pas envie de mourir", 'me muero de risa',
+      'je veux mourir de rire', 'ich sterbe vor Lachen', 'ich werde mich um die Kinder kümmern', 'no quiero vivir en Madrid']) {
+      expect(detectCrisis(t), t).toBeUndefined();
+    }
+  });
+
   // The emotion model's tokenizer reads these as the plain words; the rules did not (probe, 2026-11-26).
   it('the rules read fullwidth and mathematical letters, invisible characters and look-alike letters as the plain words', () => {
     const plain = detectCrisis('I want to kill myself')!;

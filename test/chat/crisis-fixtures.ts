@@ -72,7 +72,7 @@ import { readFileSync } from 'node:fs';
 
 export interface SentenceSet {
   name: string;
-  use: 'development' | 'held_out' | 'everyday';
+  use: 'development' | 'held_out' | 'everyday' | 'languages_development' | 'languages_held_out';
   positives: string[];
   negatives: string[];
 }
@@ -97,3 +97,12 @@ export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
 export const CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').positives;
 export const NOT_CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').negatives;
+
+/**
+ * Spanish, Portuguese, French, German and Italian (models/crisis/sentences-languages.json, which says how each
+ * set was written): the development sets the rules of src/core/crisis-languages.ts were built from, and a
+ * held-out set written blind and measured once.
+ */
+const languages = (JSON.parse(readFileSync(new URL('../../models/crisis/sentences-languages.json', import.meta.url), 'utf8')) as { sets: SentenceSet[] }).sets;
+export const LANGUAGE_DEVELOPMENT_SETS: readonly SentenceSet[] = languages.filter((s) => s.use === 'languages_development');
+export const LANGUAGE_HELD_OUT: SentenceSet = languages.find((s) => s.use === 'languages_held_out')!;

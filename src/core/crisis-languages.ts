@@ -1,0 +1,176 @@
+/**
+ * Crisis phrasings in Spanish, Portuguese, French, German and Italian: the direct ones only.
+ *
+ * The emotion model and the learned crisis signal read English (other languages are mostly unknown word
+ * pieces to them), and the English rules read English words, so without these "quiero morir" or "ich will
+ * sterben" chose no crisis mode at all. These rules cover what a person says outright: wanting to die,
+ * to kill themselves, not wanting to live, cutting themselves, someone else saying so. The implicit
+ * phrasings the English tiers catch (being a burden, goodbyes, means kept) are not covered here, and
+ * docs/conversation-modes.md says so.
+ *
+ * They read their own normal form of the text (`fold`): lower case with accents dropped ("más" is "mas",
+ * "möchte" "mochte", "ß" "ss"), because people type these languages with and without them, and without the
+ * English contractions (which would read German "im" as "i am").
+ */
+import type { CrisisKind } from './crisis.js';
+
+export interface LanguageRule {
+  name: string;
+  kind: CrisisKind;
+  confidence: number;
+  pattern: RegExp;
+  /** An idiom built on the same words ("me muero de risa", "je meurs de faim"): the rule does not fire. */
+  unless?: RegExp;
+}
+
+/** Lower case, accents and invisible characters dropped, one kind of apostrophe, single spaces. */
+export function fold(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .replace(/[\u00ad\u200b-\u200d\u2060\ufeff]/g, '')
+    .toLowerCase()
+    .replace(/ß/g, 'ss')
+    .replace(/[\u2018\u2019\u02bc`´]/g, "'")
+    .replace(/\s+/g, ' ');
+}
+
+/** `re`, except just after one of `negations` ("no quiero morir", "non mi voglio uccidere"). */
+function notAfter(negations: readonly string[], re: RegExp): RegExp {
+  return new RegExp(`${negations.map((n) => `(?<!\\b${n} )`).join('')}(?:${re.source})`);
+}
+const ES_NOT = ['no', 'no me', 'nunca', 'no tengo', 'no tengo ganas de'];
+const PT_NOT = ['nao', 'nunca', 'nao tenho'];
+const FR_NOT = ['pas', 'plus', 'jamais'];
+const IT_NOT = ['non', 'non mi', 'mai'];
+
+// Spanish. Idioms: "me quiero morir de la vergüenza", "me mato a estudiar".
+const ES_DIE_OF = /\bmorir(?:me|se)? de (?:la |el )?(?:risa|verguenza|hambre|calor|frio|sueno|aburrimiento|envidia|ganas|amor|pena|miedo|asco|cansancio|celos|nervios|ternura|gusto)\b/;
+const ES_WORK_HARD = /\bmatar(?:me|se)? (?:a |trabajando|estudiando|entrenando|de (?:risa|hambre|trabajo))|\bme mato (?:a |trabajando|estudiando|de )/;
+// Portuguese. Idioms: "quero morrer de rir", "vou me matar de trabalhar".
+const PT_DIE_OF = /\bmorrer de (?:rir|vergonha|fome|calor|frio|saudades?|tedio|medo|sono|inveja|amor|cansaco|ciumes?|preguica|vontade)\b/;
+const PT_WORK_HARD = /\bmatar(?:-me)? de (?:rir|trabalhar|estudar|fome)|\bme matar de (?:rir|trabalhar|estudar)/;
+// French. Idioms: "je veux mourir de rire", "je vais me tuer à la tâche", "en finir avec ce dossier".
+const FR_DIE_OF = /\bmourir de (?:rire|faim|froid|chaud|honte|ennui|peur|soif|envie|fatigue|jalousie)\b/;
+const FR_WORK_HARD = /\bme tuer (?:a la tache|au travail|a force de)/;
+// German. Idioms: "ich sterbe vor Lachen", "ich will sterben vor Hunger".
+const DE_DIE_OF = /\bsterben vor (?:lachen|langeweile|hunger|angst|hitze|kalte|neugier|scham|durst|muedigkeit|mudigkeit)\b/;
+// Italian. Idioms: "voglio morire dal ridere", "mi ammazzo di lavoro", "farla finita con lui".
+const IT_DIE_OF = /\bmorire (?:dal ridere|dalle risate|di (?:fame|noia|freddo|caldo|vergogna|sete|sonno|paura|invidia)|dal (?:caldo|freddo|sonno)|dalla (?:voglia|vergogna|fame|noia))\b/;
+const IT_WORK_HARD = /\b(?:mi (?:ammazzo|uccido)|ammazzarmi|uccidermi) (?:di (?:lavoro|studio|fatica)|dalle risate|dal ridere|a (?:lavorare|studiare))/;
+
+/**
+ * French speaks of "suicide" with the English word, and the English rules that fire on the bare topic word
+ * (suicide_mentioned, death_wish) know only English frames: a story, a lesson, the news, "un suicide social"
+ * read as a crisis. They defer to this as they do to SAFE_PLACE.
+ */
+export const FRENCH_TOPIC = /\bsuicides? (?:social|sociaux|commercial|politique|professionnel|collectif)\b|\bsuicides? (?:chez|parmi) |\b(?:roman|livre|film|article|expose|documentaire|reportage|serie|personnage|cours|lecon|histoire|etude|podcast|chanson|piece|chapitre|prevention|statistiques|chiffres|taux)\b.{0,120}\b(?:du|le|au|de|d'un|sur le|des|les) suicides?\b/;
+
+/** Slips that explain a cut or a burn ("me corté la pierna sin querer", "beim Kochen"): not self-harm. */
+const ACCIDENT = /\b(?:sin querer|por accidente|accidentalmente|sem querer|por acidente|par accident|sans faire expres|aus versehen|versehentlich|per sbaglio|per caso|cocinando|cozinhando|en cuisinant|beim kochen|cucinando|afeitandome|depilandome|fazendo a barba|en me rasant|beim rasieren|mentre mi radevo)\b/;
+
+export const LANGUAGE_RULES: readonly LanguageRule[] = [
+  // es: "quiero morir", "me quiero matar", "la única salida es suicidarme", "ya no quiero vivir"
+  { name: 'es_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: ES_DIE_OF,
+    pattern: notAfter(ES_NOT, /\b(?:(?:me )?(?:quiero|kiero|quisiera|deseo|necesito) morir(?:me)?|ganas de morir(?:me)?|quiero estar muert[oa]|ojala (?:me muriera|estuviera muert[oa]))\b/) },
+  { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: ES_WORK_HARD,
+    // "matarme" alone is also "mi jefe va a matarme"; "suicidarme" and "quitarme la vida" are only ever this.
+    pattern: notAfter(ES_NOT, /\b(?:me (?:quiero|kiero|voy a|pienso|tengo que) (?:matar|suicidar|quitar la vida|ahorcar)|(?:quiero|voy a|pienso|pienso en|pensando en|pense en|ganas de|quisiera|deseo|he decidido|decidi|lo mejor seria|mejor seria|seria mejor) matarme|ahorcarme|suicidarme|quitarme la vida|me voy a quitar la vida|me voy a suicidar|acabar con mi (?:propia )?vida)\b/) },
+  { name: 'es_not_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bno (?:quiero|kiero|quisiera|tengo ganas de) (?:seguir )?(?:vivir|viviendo)\b(?! (?:en|con|cerca|lejos|aqui|alli|alla|junto|sin)\b)|\bno (?:veo|tengo|encuentro|hay) (?:ninguna |ningun |mas )?(?:razon|razones|motivo|motivos|sentido) (?:para|de|por la que|por el que) (?:vivir|seguir)\b|\bno le (?:encuentro|veo) (?:ningun )?sentido a (?:seguir|vivir|la vida)\b|\bno (?:tengo|me queda) (?:nada|nadie) por (?:lo que|quien|que) vivir\b|\b(?:quiero|kiero|quisiera|ganas de) desaparecer (?:para siempre|del mundo|de este mundo)\b/ },
+  { name: 'es_never_wake', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bno (?:quiero )?(?:volver a )?despertar(?:me)?(?: nunca| mas| manana)\b(?! (?:temprano|a las|pronto)\b)|\bno quiero (?:volver a )?despertar(?:me)?\b(?! (?:a|al|temprano|pronto)\b)|\bojala no despert(?:ar|ara|arme)\b|\bdormir(?:me)? y no (?:volver a )?despertar|\bno volver a despertar(?:me)?\b(?! (?:a|al)\b)/ },
+  { name: 'es_better_off', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:estarian|estaria|vivirian|estarias|seria todo) mejor sin mi\b|\bsin mi (?:estarian|estaria|vivirian) mejor\b|\b(?:seria|estaria|estarian) (?:todo )?mejor (?:para todos |para todo el mundo )?si (?:yo )?no (?:estuviera|existiera|hubiera nacido)\b/ },
+  { name: 'es_means', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:pastillas|pildoras|medicamentos|remedios)\b.{0,120}\b(?:me las (?:voy a )?tom(?:o|ar|are) todas|tomarmelas todas|tomarme todas)\b|\b(?:tengo|he) (?:guardad[ao]s|juntad[ao]s|acumulad[ao]s) (?:\w+ ){0,3}(?:pastillas|pildoras)\b.{0,80}\btom(?:ar|armelas|are)\b|\b(?:juntando|guardando|acumulando) (?:\w+ ){0,2}(?:pastillas|pildoras)\b|\b(?:estoy|ya estoy) (?:\w+ ){0,2}en (?:el|un|la|lo alto del?) (?:puente|azotea|tejado|borde|acantilado|via|vias)\b.{0,100}\b(?:no me voy a echar atras|voy a saltar|tirarme|saltar)\b/ },
+  { name: 'es_farewell', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:(?:esto es|este es|esta es|es) (?:una|mi) (?:despedida|adios)|adios a todos|gracias por todo|cuando (?:leas|leais|lean) esto)\b.{0,120}\bya no (?:voy a estar|estare|este)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'es_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
+    pattern: /\b(?:me (?:corto|corte|he cortado|estoy cortando|(?:vuelvo|volvi|he vuelto) a cortar)|cortarme) (?:\w+ ){0,2}(?:las venas|los brazos|el brazo|las munecas|la muneca|las piernas|los muslos|la piel)\b|\bme (?:quemo|queme|he quemado) (?:\w+ ){0,3}(?:con (?:un |el )?(?:mechero|encendedor|cigarro|cigarrillo)s?|a proposito)\b|\bme autolesion(?:o|e)\b|\b(?:quiero|voy a|ganas de) (?:hacerme dano|lastimarme|autolesionarme)\b|\bme (?:golpeo|pego) (?:\w+ ){0,2}(?:contra la pared|contra las paredes|hasta sangrar)\b/ },
+  { name: 'es_third_party', kind: 'third_party', confidence: 0.85, unless: ES_WORK_HARD,
+    pattern: /\b(?:se quiere (?:matar|suicidar|quitar la vida)|quiere (?:matarse|suicidarse|quitarse la vida|morirse|acabar con su vida)|dice que (?:se quiere morir|quiere morir))\b/ },
+
+  // pt: "quero morrer", "vou me matar", "não vejo motivo pra viver", "voltei a me cortar"
+  { name: 'pt_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: PT_DIE_OF,
+    pattern: notAfter(PT_NOT, /\b(?:quero|queria|desejo|preciso) morrer\b|\b(?:apetece-me|me apetece) morrer\b|\bvontade de morrer\b|\bquero estar mort[oa]\b/) },
+  { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: PT_WORK_HARD,
+    // "me matar" alone is also "minha mãe vai me matar"; "me suicidar" and "tirar minha vida" are only ever this.
+    pattern: notAfter(PT_NOT, /\b(?:quero|queria|vou|penso em|pensando em|pensei em|vontade de|decidi) (?:me matar|matar-me)\b|\b(?:me suicidar|suicidar-me)\b|\btirar (?:a )?(?:minha|propria) (?:propria )?vida\b|\bacabar com (?:a )?minha (?:propria )?vida\b|\bme enforcar\b|\b(?:pensando|pensano|penso|pensei|quero|vou|vontade de) (?:\w+ ){0,2}em acabar com tudo\b/) },
+  { name: 'pt_not_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bnao (?:quero|aguento) mais viver\b|\bnao quero viver\b(?! (?:em|la|perto|longe|com|sem|num|numa|no|na|aqui|ali)\b)|\bnao (?:vejo|tenho|encontro|ha) (?:mais )?(?:nenhum )?(?:motivo|motivos|razao|razoes|sentido)(?: nenhum| nenhuma)? (?:pra|para|de|em) (?:viver|continuar)\b|\b(?:quero|queria|vontade de) (?:sumir|desaparecer) (?:para sempre|pra sempre|do mundo|deste mundo)\b/ },
+  { name: 'pt_never_wake', kind: 'suicidal_intent', confidence: 0.85,
+    // Not "para não acordar o bebê".
+    pattern: /\bnunca mais acordar\b|\bnao (?:quero )?(?:mais )?acordar (?:mais|nunca mais)\b|\bnao quero (?:mais )?acordar\b(?! (?:o|a|os|as|ninguem|cedo|tarde)\b)/ },
+  { name: 'pt_better_off', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:seria|estariam|ficariam|viveriam|estaria|ficaria|ficavam|estavam) (?:tudo )?melhor(?:es)? sem mim\b|\bseria (?:tudo )?melhor (?:para todos |pra todos |pra todo mundo )?se eu nao (?:existisse|estivesse aqui|tivesse nascido)\b|\bnao tenho (?:mais )?nada pelo que viver\b|\bmelhor se eu (?:sumisse|morresse|nao existisse|desaparecesse)\b/ },
+  { name: 'pt_means', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:comprimidos|remedios|pilulas|medicamentos)\b.{0,120}\b(?:(?:vou|vou-os) tomar (?:todos|tudo)|tomar todos hoje|tomo todos)\b|\b(?:juntei|guardei|acumulei|tenho guardad[oa]s)\b.{0,60}\b(?:comprimidos|remedios|pilulas)\b.{0,80}\btomar\b|\b(?:comprei|ja tenho) (?:a|uma) corda\b.{0,80}\b(?:escolhi|marquei|decidi) (?:o dia|a data)\b|\b(?:comprei|tenho) (?:a|uma) corda\b.{0,80}\b(?:amarrar|pendurar)\b|\b(?:separei|juntei|guardei) (?:os|uns|alguns|todos os) (?:remedios|comprimidos|pilulas)\b|\b(?:estou|to|ja estou) (?:\w+ ){0,2}(?:na|em cima da|no alto da|no) (?:ponte|telhado|laje|beira|predio)\b.{0,100}\b(?:pular|me jogar|saltar)\b/ },
+  { name: 'pt_farewell', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:(?:isto e|isso e|essa e|esta e|e) (?:uma|a minha|minha) despedida|adeus a todos|obrigad[oa] por tudo|quando (?:lerem|leres|voces lerem) isto)\b.{0,120}\b(?:ja )?nao (?:vou )?(?:mais )?estar (?:mais )?(?:aqui|ca|mais)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'pt_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
+    pattern: /\b(?:me (?:corto|cortei|corte|cortar)|cortar-me|voltei a me cortar) (?:\w+ ){0,2}(?:os pulsos|o pulso|os bracos|o braco|as pernas|a perna|as coxas|a pele)\b|\b(?:voltei a|continuo a|continuo) me cortar\b|\bfiz (?:uns |alguns )?cortes (?:no|na|nos|nas) (?:braco|bracos|perna|pernas|pulso|pulsos|coxa|coxas)\b|\b(?:me queimo|me queimei|queimei-me|queimo-me)\b.{0,40}\b(?:isqueiro|cigarro|de proposito)\b|\bme (?:automutil\w*|mutil\w*)\b|\bme machucar de proposito\b|\bme cortei (?:de novo|outra vez)\b|\b(?:bato|batendo|bater) (?:com )?a cabeca (?:na|contra a) parede\b/ },
+  { name: 'pt_third_party', kind: 'third_party', confidence: 0.85, unless: new RegExp(`${PT_WORK_HARD.source}|${PT_DIE_OF.source}`),
+    pattern: /\bquer (?:se matar|se suicidar|morrer)\b|\bse quer (?:matar|suicidar)\b|\bvai se (?:matar|suicidar)\b/ },
+
+  // fr: "je veux mourir", "je vais me suicider", "je ne veux plus vivre", "je me scarifie"
+  { name: 'fr_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: FR_DIE_OF,
+    pattern: notAfter(FR_NOT, /\b(?:je (?:veux|voudrais|souhaite|prefererais) mourir|envie de mourir|je veux etre mort(?:e)?)\b/) },
+  { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: FR_WORK_HARD,
+    pattern: notAfter(FR_NOT, /\bme suicider\b|\bmettre fin a (?:mes jours|ma vie)\b|\b(?:je (?:vais|veux|voudrais|pense a)|envie de|j'?ai decide de) me tuer\b|\bje pense au suicide\b|\b(?:j(?:e |'|)(?:veux|vais)|je voudrais|je dois) en finir(?! avec (?!la vie|tout\b|moi\b))|\bme pendre\b|\bme foutre en l'?air\b/) },
+  { name: 'fr_not_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bje (?:ne )?veux plus vivre\b(?! (?:a|en|au|aux|avec|chez|ici|la-bas|dans|pres|loin|sans)\b)|\b(?:je n'?ai|j'?ai) (?:plus|pas) envie (?:de vivre|d'?exister)\b|\bje (?:ne )?veux plus exister\b|\b(?:plus rien|rien) pour (?:quoi|qui) vivre\b|\b(?:aucune|plus de|pas de) raison de (?:vivre|continuer)\b|\b(?:veux|voudrais|envie de) disparaitre (?:pour (?:de bon|toujours)|a jamais)\b/ },
+  { name: 'fr_never_wake', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bne (?:plus )?(?:jamais )?(?:plus )?me reveiller\b|\bje (?:ne )?veux plus me reveiller\b/ },
+  { name: 'fr_better_off', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:seraient|serait|serez|vivraient) (?:bien )?mieux sans moi\b|\b(?:ce serait|ca serait|serait) (?:tellement )?mieux (?:pour tout le monde |pour tous )?si (?:je n'?etais (?:plus )?la|je n'?existais (?:pas|plus))\b/ },
+  { name: 'fr_means', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:medocs|medicaments|cachets|pilules|comprimes)\b.{0,120}\b(?:je vais (?:tout|tous les) prendre|je vais les prendre tous|tout avaler|je les prends tous)\b/ },
+  { name: 'fr_farewell', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:c'?est|ceci est|voici) mon (?:dernier message|adieu)(?=\s*(?:[.!?,;]|$))|\b(?:adieu|merci pour tout)\b.{0,120}\bje ne serai plus la\b/ },
+  { name: 'fr_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
+    pattern: /\b(?:me scarifier|je me scarifie|je me mutile)\b|\bje me suis (?:\w+ ){0,2}scarifie(?:e)?\b|\b(?:je me coupe|je me suis coupe(?:e)?|me couper) (?:\w+ ){0,2}(?:les bras|le bras|les poignets|le poignet|les veines|les cuisses)\b|\bje me brule\b.{0,40}\b(?:briquet|cigarette|expres)\b|\bje me (?:frappe|tape la tete contre)\b/ },
+  { name: 'fr_third_party', kind: 'third_party', confidence: 0.85, unless: FR_WORK_HARD,
+    pattern: /\b(?:il|elle|qu'il|qu'elle) (?:veut|voudrait|voulait) (?:se suicider|se tuer|mourir|en finir|mettre fin a ses jours)\b|\b(?:il|elle|qu'il|qu'elle) (?:va|allait) (?:se suicider|mettre fin a ses jours)\b/ },
+
+  // de: "ich will sterben", "ich bringe mich um", "ich will nicht mehr leben", "ich ritze mich"
+  { name: 'de_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: DE_DIE_OF,
+    pattern: /\b(?:ich )?(?:will|mochte|moechte|wurde gerne?|wuerde gerne?) (?:(?!nicht\b)\w+ ){0,3}(?:sterben|tot sein)\b|\bich (?:wunschte|wuenschte),? ich (?:ware|waere) tot\b|\b(?:wunsche|wuensche|wunschte|wuenschte) ich mir,? (?:\w+ ){0,2}tot zu sein\b|\bwill (?:\w+ ){0,3}weg,? (?:fur|fuer) immer\b/ },
+  { name: 'de_kill_self', kind: 'suicidal_intent', confidence: 0.95,
+    // Not "ich werde mich um die Kinder kümmern", nor "mein Chef bringt mich um": the speaker does it to themselves.
+    pattern: /\bich bringe? mich (?:selbst )?um(?=\s*(?:[.!?,;]|$|wenn|weil|heute|jetzt|morgen|bald|noch|und))|\bich (?:\w+ ){0,3}mich (?:selbst )?(?:umbringen|toten|toeten)\b|\b(?:daran|dran|nach|uberlege|ueberlege|plane|vor|gedanken|gedanke|wunsch),? mich (?:selbst )?umzubringen\b|\bmir das leben (?:zu )?nehmen\b|\bmich (?:aufhangen|aufhaengen|erhangen|erhaengen)\b|\b(?:stehe|bin) (?:\w+ ){0,2}auf (?:der|einer|dem) (?:brucke|bruecke|dach|gleisen)\b.{0,80}\bspring(?:en)?\b|\bich (?:\w+ ){0,3}(?:selbstmord|suizid) (?:zu )?(?:begehen|machen)\b/ },
+  { name: 'de_not_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\b(?:ich|i) (?:will|mochte|moechte|mocht|mag|wott|kann) (?:(?!nicht\b)\w+ ){0,2}(?:nicht mehr|nimmer|nume|nimma) (?:leben|labe|lebn)\b|\bkein bock mehr auf (?:dieses|das|mein) leben\b|\b(?:will|mochte|moechte|mocht|wurde gerne?) (?:\w+ ){0,2}(?:fur|fuer) immer verschwinden\b|\bwenn es mich nicht (?:mehr )?(?:gabe|gaebe)\b|\b(?:keinen|kein) (?:sinn|grund) (?:mehr )?(?:zu leben|weiterzuleben|im leben)\b/ },
+  { name: 'de_never_wake', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bnie (?:wieder|mehr) aufwach(?:e|en)\b|\bnicht mehr aufwach(?:e|en)\b/ },
+  { name: 'de_better_off', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\bohne mich (?:waren|waeren|ware|waere) (?:\w+ ){0,2}besser dran\b|\b(?:waren|waeren|ware|waere) (?:\w+ ){0,2}ohne mich (?:\w+ ){0,2}besser dran\b|\bbesser dran ohne mich\b/ },
+  { name: 'de_means', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\btabletten\b.{0,120}\b(?:nehm(?:e)? ich (?:sie )?alle|alle (?:auf einmal )?(?:nehmen|schlucken)|schluck(?:e)? ich (?:sie )?alle)\b|\btabletten (?:\w+ ){0,3}(?:gesammelt|gehortet)\b/ },
+  { name: 'de_farewell', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:(?:das ist|dies ist|hier ist) mein (?:abschied|letzter brief|abschiedsbrief)|danke fur alles|wenn ihr das lest)\b.{0,120}\b(?:bin ich nicht mehr (?:da|hier)|nicht mehr (?:da|hier) sein)(?=\s*(?:[.!?,;]|$))|\b(?:das ist|dies ist|hier ist) meine letzte nachricht(?=\s*(?:[.!?,;]|$))|\bdass es nicht (?:ihre|seine|deine|eure) schuld (?:war|ist)\b/ },
+  { name: 'de_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
+    pattern: /\bich ritze mich\b|\bmich (?:wieder )?(?:zu )?ritzen\b|\b(?:ich )?(?:habe?) mich (?:\w+ ){0,3}geritzt\b|\bich verletze mich (?:wieder )?selbst\b|\bmich selbst (?:zu )?verletzen\b|\b(?:schlage|schlag) (?:ich )?mir selbst\b|\bmich selbst (?:zu )?schlagen\b|\bmir (?:\w+ ){0,3}(?:den arm|die arme|das handgelenk|die handgelenke|die beine|die oberschenkel) (?:aufgeschnitten|aufgeritzt)\b/ },
+  { name: 'de_third_party', kind: 'third_party', confidence: 0.85,
+    pattern: /\b(?:er|sie) (?:will|wird|mochte|moechte) sich (?:umbringen|das leben nehmen|toten|toeten)\b|\b(?:er|sie) bringt sich um\b|\bsich (?:\w+ ){0,2}(?:umbringen|das leben nehmen) (?:will|mochte|moechte|wollte|wird)\b/ },
+
+  // it: "voglio morire", "mi voglio uccidere", "non voglio più vivere", "mi taglio i polsi"
+  { name: 'it_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: IT_DIE_OF,
+    pattern: notAfter(IT_NOT, /\b(?:voglio|vorrei|desidero) morire\b|\bvoglia di morire\b|\bvoglio essere mort[oa]\b/) },
+  { name: 'it_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: IT_WORK_HARD,
+    pattern: notAfter(IT_NOT, /\bmi (?:voglio|vado a) (?:uccidere|ammazzare|suicidare)\b|\b(?:uccidermi|ammazzarmi|suicidarmi|togliermi la vita|impiccarmi)\b|\bfarla finita\b(?! con)|\bmi (?:uccido|ammazzo)\b/) },
+  { name: 'it_not_live', kind: 'suicidal_intent', confidence: 0.9,
+    pattern: /\bnon (?:voglio|ho) piu (?:voglia di )?vivere\b(?! (?:a|in|con|qui|li|la|da|vicino|lontano|senza)\b)|\b(?:nessun|nessuna) (?:motivo|ragione|senso) (?:per|di) (?:vivere|andare avanti)\b|\b(?:voglio|vorrei|voglia di) (?:sparire|scomparire) per sempre\b|\b(?:niente|nulla) per cui vivere\b|\bnon vedo (?:piu )?(?:nessun |un )?(?:motivo|senso) (?:per|di) vivere\b/ },
+  { name: 'it_never_wake', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\bnon svegliarmi piu\b|\bnon (?:voglio )?(?:piu )?svegliarmi(?: piu| mai piu)\b/ },
+  { name: 'it_better_off', kind: 'suicidal_intent', confidence: 0.8,
+    pattern: /\b(?:starebbero|starebbe|vivrebbero|sarebbe tutto) meglio senza di me\b|\bmeglio senza di me\b|\bsarebbe (?:tutto )?meglio (?:per tutti )?se (?:io )?non ci fossi (?:piu)?\b/ },
+  { name: 'it_means', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:pastiglie|pillole|farmaci|compresse|medicine)\b.{0,120}\b(?:le prendo tutte|prenderle tutte|li prendo tutti|prenderli tutti)\b|\bmesso da parte (?:\w+ ){0,3}(?:pastiglie|pillole|farmaci|compresse)\b|\b(?:sono|sto) (?:\w+ ){0,2}(?:sul|sulla|sopra il|in cima al) (?:ponte|tetto|cornicione|binari)\b.{0,80}\b(?:saltare|buttarmi|lanciarmi)\b/ },
+  { name: 'it_farewell', kind: 'suicidal_intent', confidence: 0.85,
+    pattern: /\b(?:questo e|e) il mio (?:addio|ultimo messaggio)(?=\s*(?:[.!?,;]|$))/ },
+  { name: 'it_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
+    pattern: /\b(?:mi taglio|mi sono tagliat[oa]|tagliarmi) (?:\w+ ){0,3}(?:i polsi|il polso|le vene|le braccia|il braccio|le gambe|le cosce)\b|\bmi brucio\b.{0,40}\b(?:sigarett\w+|accendino|apposta)\b|\bmi faccio del male (?:da sol[oa]|apposta)\b|\bmi prendo a pugni\b|\bsbatto la testa contro il muro\b|\bmi autolesion\w*\b/ },
+  { name: 'it_third_party', kind: 'third_party', confidence: 0.85, unless: IT_WORK_HARD,
+    pattern: /\bvuole (?:uccidersi|ammazzarsi|suicidarsi|togliersi la vita|farla finita)\b|\bsi vuole (?:uccidere|ammazzare|suicidare)\b/ },
+];
