@@ -123,6 +123,60 @@ describe('openai SDK against /v2', () => {
     expect(sent.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_abc', content: '{"temp_c": 24, "sky": "clear"}' });
   });
 
+  // The SDK's tool helpers send each reply back with fields of their own (`parsed`, `parsed_arguments`,
+  // `refusal: null`); a strict schema refused the second turn with 400 unknown_field.
+  for (const stream of [false, true]) {
+    it(`the SDK's runTools loop completes${stream ? ' (streamed)' : ''}, and the upstream gets an ordinary history`, async () => {
+      llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'call_rt', name: 'get_weather', arguments: '{"city":"Faro"}' }] });
+      const seen: unknown[] = [];
+      const params = {
+        model: 'llm-k2-thinking-turbo',
+        emotion_model: 'emotion-v2',
+        messages: [{ role: 'user' as const, content: 'Weather in Faro?' }],
+        tools: [{
+          type: 'function' as const,
+          function: {
+            name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            parse: JSON.parse, function: (args: unknown) => { seen.push(args); return { temp_c: 26 }; },
+          },
+        }],
+        ...(stream ? { stream: true as const } : {}),
+      };
+      const runner = client.chat.completions.runTools(params as Parameters<typeof client.chat.completions.runTools>[0]);
+      expect(await runner.finalContent()).toBe(DEFAULT_REPLY);
+      expect(seen).toEqual([{ city: 'Faro' }]);
+      const sent = llm.last!.body.messages!;
+      expect(sent.at(-2)).toEqual({
+        role: 'assistant', content: null,
+        tool_calls: [{ id: 'call_rt', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Faro"}' } }],
+      });
+      expect(sent.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_rt', content: '{"temp_c":26}' });
+    });
+  }
+
+  it('a reply sent back as an upstream gave it (nulls, vLLM\'s reasoning, audio, a call\'s index) is accepted and passed on cleaned', async () => {
+    const r = await fetch(`${s.base}/v2/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY },
+      body: JSON.stringify({
+        model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Hello!', tool_calls: null, annotations: null, audio: null, function_call: null, refusal: null, reasoning: 'greet back' },
+          { role: 'user', content: 'weather?' },
+          { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+          { role: 'user', content: 'thanks' },
+        ],
+      }),
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(llm.last!.body.messages!.filter((m) => m.role === 'assistant')).toEqual([
+      { role: 'assistant', content: 'Hello!', reasoning: 'greet back' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+    ]);
+  });
+
   it('a streamed tool call is reassembled by the SDK helper', async () => {
     llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'call_s', name: 'get_weather', arguments: '{"city":"Porto"}' }] });
     const params: OpenAI.ChatCompletionCreateParamsStreaming & SentioFields = {

@@ -74,7 +74,14 @@ const ToolChoice = z.union([
 const ToolCall = z.strictObject({
   id: z.string().min(1),
   type: z.literal('function'),
-  function: z.strictObject({ name: z.string().min(1), arguments: z.string() }),
+  function: z.strictObject({
+    name: z.string().min(1),
+    arguments: z.string(),
+    /** Added by the OpenAI SDK's tool helpers to the message they send back; not passed on. */
+    parsed_arguments: FreeJson.optional(),
+  }),
+  /** A streamed call's position, kept by clients that assemble the deltas; not passed on. */
+  index: z.number().int().min(0).optional(),
 });
 
 const name = z.string().min(1).max(64).optional();
@@ -86,15 +93,20 @@ const V2AssistantMessage = z
     role: z.literal('assistant'),
     content: z.string().nullable().optional(),
     name,
-    // Empty as some upstreams (vLLM) return it, and clients send the message back as they got it.
-    tool_calls: z.array(ToolCall).optional(),
-    /** Thinking models return their reasoning apart; callers may send it back with the history. */
+    // Empty or null as some upstreams (vLLM) return it, and clients send the message back as they got it.
+    tool_calls: z.array(ToolCall).nullable().optional(),
+    /** Thinking models return their reasoning apart (`reasoning_content`, newer vLLM `reasoning`); callers may send it back. */
     reasoning_content: z.string().nullable().optional(),
-    // Fields of OpenAI's response message that clients echo back.
+    reasoning: z.string().nullable().optional(),
+    // Fields of OpenAI's and vLLM's response message that clients echo back.
     refusal: z.string().nullable().optional(),
-    annotations: z.array(FreeJson).optional(),
+    annotations: z.array(FreeJson).nullable().optional(),
+    audio: FreeJson.optional(),
+    function_call: FreeJson.optional(),
+    /** Added by the OpenAI SDK's `stream()` and `runTools()` helpers; not passed on. */
+    parsed: FreeJson.optional(),
   })
-  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0, {
+  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0 || (m.function_call ?? null) !== null, {
     message: 'an assistant message needs content or tool_calls',
     path: ['content'],
   });
@@ -103,6 +115,22 @@ const ToolMessage = z.strictObject({ role: z.literal('tool'), content: z.string(
 const V2Message = z.discriminatedUnion('role', [SystemMessage, UserMessage, V2AssistantMessage, ToolMessage]);
 const V1Message = z.discriminatedUnion('role', [UserMessage, V1AssistantMessage]);
 export type ChatMessage = z.infer<typeof V2Message> | z.infer<typeof V1Message>;
+
+/**
+ * An assistant message as the upstream gets it: what a client echoed back from a reply, less what only the
+ * client's SDK added (`parsed`, `parsed_arguments`), a streamed call's `index`, and fields given as null,
+ * so a strict upstream sees an ordinary history message.
+ */
+function forUpstream(m: ChatMessage): ChatMessage {
+  if (m.role !== 'assistant') return m;
+  const { parsed: _parsed, ...rest } = m as z.infer<typeof V2AssistantMessage>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) if (v !== null || k === 'content') out[k] = v;
+  if (Array.isArray(rest.tool_calls)) {
+    out['tool_calls'] = rest.tool_calls.map(({ index: _index, function: { parsed_arguments: _args, ...fn }, ...call }) => ({ ...call, function: fn }));
+  }
+  return out as ChatMessage;
+}
 
 const chatRequest = <M extends z.ZodType>(message: M) =>
   z.strictObject({
@@ -235,7 +263,7 @@ export function parseChatRequest(
     emotionModel,
     shape: EMOTION_MODELS[emotionModel],
     contextId,
-    messages: req.messages,
+    messages: req.messages.map(forUpstream),
     userIndex,
     userIsNew: userIndex === req.messages.length - 1,
     modelParams,
