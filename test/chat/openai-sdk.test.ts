@@ -142,7 +142,7 @@ describe('openai SDK against /v2', () => {
         }],
         ...(stream ? { stream: true as const } : {}),
       };
-      const runner = client.chat.completions.runTools(params as Parameters<typeof client.chat.completions.runTools>[0]);
+      const runner = client.chat.completions.runTools(params as unknown as Parameters<typeof client.chat.completions.runTools>[0]);
       expect(await runner.finalContent()).toBe(DEFAULT_REPLY);
       expect(seen).toEqual([{ city: 'Faro' }]);
       const sent = llm.last!.body.messages!;
