@@ -176,17 +176,19 @@ export class LlmClient {
     const payload = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = { ...this.#headers, accept, 'content-length': payload.length };
     if (requestId) headers['x-request-id'] = requestId;
-    const req = this.#transport.request(this.#url, { method: 'POST', agent: this.#agent, headers });
-    return new UpstreamCall(req, payload, signal, this.#timeoutMs);
+    return new UpstreamCall(() => this.#transport.request(this.#url, { method: 'POST', agent: this.#agent, headers }), payload, signal, this.#timeoutMs);
   }
 }
 
 type Failure = 'timeout' | 'aborted';
 
+/** Pooled sockets tried in turn when each turns out closed; then the error stands. */
+const STALE_SOCKET_RETRIES = 4;
+
 /** One request's lifecycle: the timer, the abort listener, and the translation of failures. */
 class UpstreamCall {
   readonly response: Promise<IncomingMessage>;
-  readonly #req: http.ClientRequest;
+  #req!: http.ClientRequest;
   readonly #signal: AbortSignal;
   readonly #timeoutMs: number;
   #timer: NodeJS.Timeout | undefined;
@@ -196,24 +198,41 @@ class UpstreamCall {
   #rejectResponse: (err: Error) => void = () => undefined;
   readonly #onAbort = () => this.abort();
 
-  constructor(req: http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
-    this.#req = req;
+  constructor(open: () => http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
     this.#signal = signal;
     this.#timeoutMs = timeoutMs;
     this.response = new Promise<IncomingMessage>((resolve, reject) => {
       this.#rejectResponse = reject;
-      // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
-      req.on('error', reject);
-      req.once('response', (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) {
-          resolve(res);
-          return;
-        }
-        readAll(res, ERROR_BODY_LIMIT, true)
-          .then((text) => reject(statusError(status, res.headers, text)))
-          .catch(reject);
-      });
+      const send = (attempt: number) => {
+        const req = open();
+        this.#req = req;
+        let answered = false;
+        // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A pooled connection that the upstream closed while it sat idle (uvicorn after 5 s, with no
+          // Keep-Alive header to say so) fails at once, before any reply: the upstream never read the
+          // request, so it goes again, on another socket (Node's advice for `reusedSocket`).
+          if (!answered && req.reusedSocket && !this.#failure && attempt < STALE_SOCKET_RETRIES
+            && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+            send(attempt + 1);
+            return;
+          }
+          reject(err);
+        });
+        req.once('response', (res) => {
+          answered = true;
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) {
+            resolve(res);
+            return;
+          }
+          readAll(res, ERROR_BODY_LIMIT, true)
+            .then((text) => reject(statusError(status, res.headers, text)))
+            .catch(reject);
+        });
+        req.end(payload);
+      };
+      send(0);
     });
     // Handled by whoever awaits `response`; this only keeps an early failure from being "unhandled".
     this.response.catch(() => undefined);
@@ -223,7 +242,6 @@ class UpstreamCall {
       signal.addEventListener('abort', this.#onAbort, { once: true });
       this.#arm();
     }
-    req.end(payload);
   }
 
   /** Restart the timer: called on every chunk of a stream. */

@@ -2,6 +2,7 @@
  * The chat endpoints against a real Sentio and a fake OpenAI-compatible upstream, both on loopback:
  * request validation, model mapping, passthrough, emotions, guidance, tools, memory and upstream errors.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
@@ -562,6 +563,49 @@ describe('upstream failures', () => {
     expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false"\} [1-9]/);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_rate_limited"\} [1-9]/);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);
+  });
+
+  // An upstream that closes idle keep-alive connections without saying when (uvicorn, vLLM: 5 s, no
+  // Keep-Alive header) leaves Sentio's pool holding sockets it has closed. Here every second request on a
+  // connection meets a closed socket, the way a request sent at the idle boundary does.
+  it('a pooled connection the upstream has closed is not a 502: the request goes again on another', async () => {
+    const connections: net.Socket[] = [];
+    const upstream = net.createServer((sock) => {
+      connections.push(sock);
+      let served = 0;
+      let buffered = '';
+      sock.on('data', (d) => {
+        buffered += d.toString('latin1');
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(buffered)?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        buffered = '';
+        if (served++ > 0) {
+          sock.destroy();
+          return;
+        }
+        const body = JSON.stringify({
+          id: 'c', object: 'chat.completion', created: 1, model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Glad to hear it.' }, finish_reason: 'stop' }],
+        });
+        sock.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: keep-alive\r\n\r\n${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const s2 = await startTestServer({ SENTIO_LLM_BASE_URL: `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}/v1` });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await s2.post(V2, v2([user('I am happy today')]));
+        expect(r.status, await r.clone().text()).toBe(200);
+        await r.text();
+      }
+      expect(connections.length).toBe(3);
+    } finally {
+      await s2.close();
+      for (const c of connections) c.destroy();
+      upstream.close();
+    }
   });
 
   it('an unreachable upstream → 502; no upstream configured → 503 llm_not_configured', async () => {
