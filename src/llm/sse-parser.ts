@@ -1,7 +1,8 @@
 /**
  * An incremental server-sent-events parser for upstream streams: text in (any chunking), the `data`
  * payload of each complete event out. Comments (`:`), `event:`, `id:` and `retry:` lines are skipped;
- * several `data:` lines of one event are joined with "\n" as the SSE specification says.
+ * several `data:` lines of one event are joined with "\n", lines end in CRLF, LF or a lone CR, and a
+ * byte-order mark that opens the stream is dropped, as the SSE specification says.
  *
  * Work is linear in the text pushed (a line that arrives in many pieces is searched piece by piece and
  * joined once), and an event, or a line not yet ended, may hold at most `maxEventChars` characters: an
@@ -17,6 +18,9 @@ export class SseParser {
   #data: string[] = [];
   #dataChars = 0;
   #lines = 0;
+  #started = false;
+  /** The last piece ended in CR: a LF opening the next one belongs to it. */
+  #afterCr = false;
 
   constructor(maxEventChars = Number.POSITIVE_INFINITY) {
     this.#maxEventChars = maxEventChars;
@@ -30,19 +34,34 @@ export class SseParser {
   /** Feed text; returns the data of every event completed by it. */
   push(text: string): string[] {
     const out: string[] = [];
+    if (!text) return out;
     let start = 0;
+    if (!this.#started) {
+      this.#started = true;
+      if (text.charCodeAt(0) === 0xfeff) start = 1;
+    }
+    if (this.#afterCr) {
+      this.#afterCr = false;
+      if (text.charCodeAt(start) === 10) start++;
+    }
+    const eol = /[\r\n]/g;
     for (;;) {
-      const nl = text.indexOf('\n', start);
-      if (nl < 0) break;
-      let line = text.slice(start, nl);
-      start = nl + 1;
+      eol.lastIndex = start;
+      const found = eol.exec(text);
+      if (!found) break;
+      const at = found.index;
+      let line = text.slice(start, at);
+      start = at + 1;
+      if (text.charCodeAt(at) === 13) {
+        if (start === text.length) this.#afterCr = true;
+        else if (text.charCodeAt(start) === 10) start++;
+      }
       if (this.#partial.length) {
         this.#partial.push(line);
         line = this.#partial.join('');
         this.#partial = [];
         this.#partialChars = 0;
       }
-      if (line.endsWith('\r')) line = line.slice(0, -1);
       this.#line(line, out);
     }
     if (start < text.length) {
@@ -57,7 +76,7 @@ export class SseParser {
   /** The stream ended: flush an event that was not followed by a blank line. */
   end(): string[] {
     const out: string[] = [];
-    if (this.#partial.length) this.#line(this.#partial.join('').replace(/\r$/, ''), out);
+    if (this.#partial.length) this.#line(this.#partial.join(''), out);
     this.#partial = [];
     this.#partialChars = 0;
     this.#line('', out);

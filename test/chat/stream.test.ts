@@ -373,6 +373,31 @@ describe('malformed upstream streams', () => {
     expect(events.some((e) => e.json?.emotions)).toBe(true);
   }
 
+  // The SSE specification: lines end in CRLF, LF or a lone CR, and a byte-order mark opening the stream is
+  // dropped. A leading BOM lost the first event (its reply text went missing); lone CRs were a 502.
+  it('a stream opened by a byte-order mark, or with lines ended by a lone CR (split across pieces too), is read whole', async () => {
+    const parts = (eol: string) => [
+      chunk([{ index: 0, delta: { role: 'assistant', content: 'Hello ' } }]).replace(/\n/g, eol),
+      chunk([{ index: 0, delta: { content: 'world' }, finish_reason: 'stop' }]).replace(/\n/g, eol),
+      `data: [DONE]${eol}${eol}`,
+    ];
+    const cases: Array<ReadonlyArray<string | Buffer>> = [
+      ['\ufeff' + parts('\n')[0]!, ...parts('\n').slice(1)],
+      [Buffer.from([0xef]), Buffer.from([0xbb, 0xbf]), ...parts('\n')],
+      parts('\r'),
+      parts('\r\n').flatMap((p) => [p.slice(0, p.indexOf('\r') + 1), p.slice(p.indexOf('\r') + 1)]),
+    ];
+    for (const pieces of cases) {
+      llm.enqueue({ kind: 'raw', pieces });
+      const { res, events } = await streamChat(V2, body([user('hi')]));
+      expect(res.status).toBe(200);
+      const text = events.map((e) => e.json?.choices?.[0]?.delta?.content ?? '').join('');
+      expect(text, JSON.stringify(pieces)).toBe('Hello world');
+      expect(events.at(-2)!.json!.emotions.assistant).toBeDefined();
+      expect(events.at(-1)!.data).toBe('[DONE]');
+    }
+  });
+
   it('[DONE] without a finish_reason → an error event, and the server keeps serving', async () => {
     llm.enqueue({ kind: 'raw', pieces: [chunk([{ index: 0, delta: { content: 'hi there' } }]), 'data: [DONE]\n\n'] });
     const { events } = await streamChat(V2, body([user('hi')]));
