@@ -398,6 +398,18 @@ describe('malformed upstream streams', () => {
     }
   });
 
+  it('an upstream that streams a second choice has it passed on, and the reply scored is choice 0 alone', async () => {
+    llm.enqueue({ kind: 'raw', pieces: [
+      chunk([{ index: 0, delta: { role: 'assistant', content: 'I am so happy ' } }, { index: 1, delta: { role: 'assistant', content: 'I am furious ' } }]),
+      chunk([{ index: 1, delta: { content: 'and I hate this' }, finish_reason: 'stop' }]),
+      chunk([{ index: 0, delta: { content: 'and grateful' }, finish_reason: 'stop' }]),
+      'data: [DONE]\n\n',
+    ] });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.filter((e) => e.json?.choices?.some((c: { index: number }) => c.index === 1))).toHaveLength(2);
+    expect(events.at(-2)!.json!.emotions.assistant.category).toBe('joy');
+  });
+
   it('[DONE] without a finish_reason → an error event, and the server keeps serving', async () => {
     llm.enqueue({ kind: 'raw', pieces: [chunk([{ index: 0, delta: { content: 'hi there' } }]), 'data: [DONE]\n\n'] });
     const { events } = await streamChat(V2, body([user('hi')]));

@@ -325,6 +325,9 @@ class ChatTurn {
       const choices = chunk.choices;
       if (!choices || choices.length === 0) return true; // a usage-only chunk: reported in the last chunk
       for (const c of choices) {
+        // Sentio asks for one choice; an upstream that streams others anyway has them passed on, while the
+        // reply scored and stored is choice 0's, as without a stream (they were scored interleaved).
+        if ((c.index ?? 0) !== 0) continue;
         const delta = c.delta;
         if (typeof delta?.content === 'string') {
           if (text.length < keep) text += delta.content.slice(0, keep - text.length);
