@@ -223,7 +223,7 @@ function gcDuring(before: GcTotals, after: GcTotals): GcTotals {
  */
 async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; totalMb: number }; gc: GcTotals } | undefined> {
   try {
-    const res = await fetch(`http://127.0.0.1:${child.port}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${child.port}/metrics`, { headers: { 'x-api-key': KEY } });
     if (!res.ok) return undefined;
     const text = await res.text();
     const value = (line: string) => Number(new RegExp(`^${line} (\\S+)`, 'm').exec(text)?.[1] ?? 0);

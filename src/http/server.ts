@@ -80,8 +80,13 @@ export type Reply = JsonReply | StreamReply;
 export interface Route {
   method: 'get' | 'post';
   pattern: string;
-  /** false only for health, readiness, metrics and the OpenAPI document. */
+  /** false only for health and readiness, the two routes DECISIONS.md frees from the key. */
   auth: boolean;
+  /**
+   * false for /metrics and /openapi.json: keyed, but outside the quota, the in-flight limit and the
+   * middleware, so that a scrape still answers while the server sheds load. Default true.
+   */
+  metered?: boolean;
   handler: (ctx: RequestContext, body: Record<string, unknown> | undefined) => Promise<Reply> | Reply;
   /** For /openapi.json. */
   summary?: string;
@@ -245,13 +250,18 @@ export class HttpServer {
     // A GET route answers HEAD too (RFC 9110's 405 names every method the resource supports in Allow).
     if (methods.includes('GET')) methods.push('HEAD');
     const allowed = methods.some((m) => m !== method);
-    const err = allowed
-      ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
-      : new AppError('route_not_found', `no route for ${method} ${path}`);
-    const headers: Record<string, string> = allowed ? { allow: [...new Set(methods)].join(', ') } : {};
+    // The key first here too (spec: every request without a valid key gets 401): a caller without one
+    // learns nothing of the routes.
+    const key = presentedKey(req.getHeader('x-api-key'), req.getHeader('authorization'));
+    const keyInfo = key ? this.#opts.keys.verify(key) : undefined;
+    const err = key === undefined ? new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer')
+      : !keyInfo ? new AppError('invalid_api_key', 'the API key is not valid')
+        : allowed ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
+          : new AppError('route_not_found', `no route for ${method} ${path}`);
+    const headers: Record<string, string> = keyInfo && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers });
     this.#opts.onRequestDone?.({
-      request_id: requestId, key_id: undefined, method: known, route: 'unmatched', status: err.status,
+      request_id: requestId, key_id: keyInfo?.id, method: known, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,
     });
   }
@@ -326,6 +336,7 @@ export class HttpServer {
     const slot = this.#freeSlots.pop() ?? this.#interrupts.length;
     this.#interrupts[slot] = interrupt;
 
+    const metered = route.auth && route.metered !== false;
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
@@ -334,7 +345,7 @@ export class HttpServer {
         if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
         ctx.key = key ? this.#opts.keys.verify(key) : undefined;
         if (!ctx.key) throw new AppError('invalid_api_key', 'the API key is not valid');
-        if (this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
+        if (metered && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
           throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
         }
       }
@@ -372,7 +383,7 @@ export class HttpServer {
         reading.catch(() => undefined);
       }
       try {
-        if (route.auth) await this.#opts.admit?.(ctx);
+        if (metered) await this.#opts.admit?.(ctx);
         if (refusal) throw refusal;
         rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       } catch (err) {
@@ -387,7 +398,7 @@ export class HttpServer {
         (inner, mw) => () => mw(ctx, body, raw, inner),
         next,
       );
-      const reply = await (route.auth ? chain() : next());
+      const reply = await (metered ? chain() : next());
       if (state.interrupted) return;
       if ('stream' in reply) {
         status = 200;

@@ -357,7 +357,7 @@ describe('request validation', () => {
   });
 
   it('both chat routes are in /openapi.json with their request schema', async () => {
-    const doc = (await (await fetch(`${s.base}/openapi.json`)).json()) as { paths: Record<string, { post?: { requestBody?: unknown } }> };
+    const doc = (await (await s.get('/openapi.json')).json()) as { paths: Record<string, { post?: { requestBody?: unknown } }> };
     for (const path of [V1, V2]) expect(doc.paths[path]?.post?.requestBody).toBeDefined();
   });
 
@@ -559,7 +559,7 @@ describe('upstream failures', () => {
   });
 
   it('upstream latency and failures reach /metrics', async () => {
-    const text = await (await fetch(`${s.base}/metrics`)).text();
+    const text = await (await s.get('/metrics')).text();
     expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false"\} [1-9]/);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_rate_limited"\} [1-9]/);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer } from '../helpers/server.js';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -12,7 +12,7 @@ describe('observability', () => {
     await s.post('/v2/emotions/m-ctx/analysis', { messages: [{ content: { text: 'I am glad you are here' } }] });
     await s.post('/v2/emotions/batch-analysis', { messages: [{ content: { text: 'one' } }, { content: { text: 'two' } }] });
     await s.get('/v2/emotions/unknown');
-    const r = await fetch(`${s.base}/metrics`);
+    const r = await s.get('/metrics');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await r.text();
@@ -31,9 +31,9 @@ describe('observability', () => {
   });
 
   it('unknown methods, paths and context ids add no metrics series', async () => {
-    const series = async () => (await (await fetch(`${s.base}/metrics`)).text()).split('\n').filter((l) => l.startsWith('sentio_http_')).length;
-    const send = (method: string, path: string) => new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: s.sentio.port, method, path }, (res) => {
+    const series = async () => (await (await s.get('/metrics')).text()).split('\n').filter((l) => l.startsWith('sentio_http_')).length;
+    const send = (method: string, path: string, headers: Record<string, string> = { 'x-api-key': TEST_KEY }) => new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: s.sentio.port, method, path, headers }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode!));
       });
@@ -43,18 +43,20 @@ describe('observability', () => {
     // one of each first, so that the series they legitimately add (status 404, 405, 401; 'OTHER') exist
     await send('BREW', '/x');
     await send('GET', '/no/such/path');
+    await send('GET', '/no/such/path', {});
     await s.get('/v2/emotions/no-such-context');
     const before = await series();
     for (let i = 0; i < 30; i++) {
       expect(await send(`M${i}X${'Y'.repeat(i * 30)}`, `/x${i}`)).toBe(404);
       await send('GET', `/no/such/path/${i}`);
+      expect(await send('GET', `/no/such/path/${i}`, {})).toBe(401);
       await s.get(`/v2/emotions/no-such-context-${i}`);
     }
     expect(await series()).toBe(before);
   });
 
   it('counts context messages received from a shared store (with Redis; absent with the in-process store)', async () => {
-    const metrics = async () => (await fetch(`${s.base}/metrics`)).text();
+    const metrics = async () => (await s.get('/metrics')).text();
     if (process.env['SENTIO_TEST_STORE'] !== 'redis') {
       expect(await metrics()).not.toContain('sentio_context_messages_transferred_total');
       return;
@@ -72,7 +74,7 @@ describe('observability', () => {
 
   it('reports event-loop lag without the sampling interval of its monitor', async () => {
     const lag = async () => {
-      const text = await (await fetch(`${s.base}/metrics`)).text();
+      const text = await (await s.get('/metrics')).text();
       const read = (stat: string) => Number(new RegExp(`^sentio_nodejs_eventloop_lag_${stat}_seconds (\\S+)`, 'm').exec(text)?.[1]);
       return { p50: read('p50'), max: read('max') };
     };

@@ -75,7 +75,7 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
     }
     // Fresh connections: scrapes land on both workers, and each must see the one engine's figures.
     for (let i = 0; i < 6; i++) {
-      const text = await (await call(s.base, '/metrics', { key: null })).text();
+      const text = await (await call(s.base, '/metrics')).text();
       expect(count(text, 'sentio_engine_batch_size_texts_count')).toBeGreaterThanOrEqual(6);
       expect(count(text, 'sentio_engine_inference_duration_seconds_count')).toBeGreaterThanOrEqual(6);
       expect(count(text, 'sentio_engine_queue_depth_texts')).toBe(0);
