@@ -16,7 +16,6 @@
  * Threads rather than node:cluster processes because processes cannot share one engine (one model copy,
  * one batcher per device) without a far costlier IPC hop. docs/deployment.md.
  */
-import { createServer } from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -25,6 +24,7 @@ import type { Config } from '../config.js';
 import type { ClaimResult } from '../guard/idempotency.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
+import { pickFreePort } from '../http/port.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
 import type { FromWorker, ToWorker, WorkerInit } from './http-worker.js';
@@ -206,16 +206,5 @@ function stopWorker(worker: Worker, graceMs: number): Promise<void> {
     });
     worker.once('exit', finish);
     worker.postMessage({ t: 'close', graceMs } satisfies ToWorker);
-  });
-}
-
-function pickFreePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
-    });
   });
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
+import { freePort } from '../helpers/free-port.js';
 import { startServerProcess } from '../helpers/process.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -132,6 +133,34 @@ describe('server process', () => {
       await redis.stop();
     }
   }, 60_000);
+
+  // uWS binds with SO_REUSEPORT: a second instance on a port in use started and took half its connections,
+  // answering them with its own keys and memory.
+  it('a second server on a port in use refuses to start, with workers or without, and the first serves on', async () => {
+    const port = await freePort();
+    const first = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_PORT: String(port) });
+    try {
+      for (const workers of ['1', '2']) {
+        const child = spawn(process.execPath, ['dist/src/main.js'], {
+          env: { PATH: process.env['PATH'] ?? '', SENTIO_API_KEYS: 'other_key_0123456789', SENTIO_PORT: String(port), SENTIO_HTTP_WORKERS: workers, SENTIO_EXECUTION_PROVIDER: 'cpu' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+        expect(await new Promise<number | null>((resolve) => child.on('close', resolve)), workers).toBe(1);
+        expect(stderr).toContain(`sentio: 127.0.0.1:${port} is already in use`);
+      }
+      for (let i = 0; i < 10; i++) {
+        const r = await fetch(`${first.base}/v2/emotions/analysis`, {
+          method: 'POST', headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"hello"}}]}',
+        });
+        expect(r.status).toBe(200);
+      }
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    expect(await first.exited).toBe(0);
+  });
 
   it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
     const child = spawn(process.execPath, ['dist/src/main.js'], {
