@@ -188,7 +188,15 @@ describe('RedisContextStore', () => {
     const ttl = await conn.client.pttl('unit:ctx:{trim}:m');
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
-    await new Promise((res) => setTimeout(res, 1_100));
+    // A write past half the TTL restarts it on both keys: just after the first write's TTL would have
+    // run out (1,200 ms after it, 500 ms after the second) the context is still there, whole.
+    await new Promise((res) => setTimeout(res, 700));
+    await store.append('trim', [message('t5')]);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(ids(await store.get('trim'))).toEqual(['t3', 't4', 't5']);
+    expect(await conn.client.exists('unit:ctx:{trim}', 'unit:ctx:{trim}:m')).toBe(2);
+    // Reads do not extend it: gone a TTL after the last write.
+    await new Promise((res) => setTimeout(res, 600));
     expect(await store.get('trim')).toBeUndefined();
     expect(await conn.client.exists('unit:ctx:{trim}', 'unit:ctx:{trim}:m')).toBe(0);
   });

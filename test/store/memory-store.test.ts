@@ -56,4 +56,20 @@ describe('MemoryContextStore', () => {
     now += 2_000;
     expect(await store.get('c')).toBeUndefined();
   });
+
+  it('a write restarts the TTL: the context outlives its first write by the TTL of its last', async () => {
+    let now = 1_000_000;
+    const store = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 10, maxMessagesPerContext: 10, now: () => now });
+    await store.append('slide', [message('a')]);
+    now += 40_000;
+    await store.append('slide', [message('b')]);
+    now += 30_000; // 70 s after the first write, 30 s after the second
+    const kept = await store.get('slide');
+    expect(kept).toBeDefined();
+    expect([...kept!.messages].map((m) => m.id)).toEqual(['a', 'b']);
+    now += 29_000; // reads do not extend it
+    expect(await store.get('slide')).toBeDefined();
+    now += 2_000; // 61 s after the second write
+    expect(await store.get('slide')).toBeUndefined();
+  });
 });
