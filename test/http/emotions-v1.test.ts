@@ -84,10 +84,14 @@ describe('V1 emotion endpoints', () => {
     const first = (await (await s.post(`/v1/emotions/${ctx}/analyse`, { messages: [{ content: { text: 'I am absolutely furious with them' } }] })).json()).emotions.user;
     const calm = 'What a lovely peaceful morning, I love it';
     const alone = (await (await s.post('/v1/emotions/analyse', { messages: [{ content: { text: calm } }] })).json()).emotions._default;
-    const smoothed = (await (await s.post(`/v1/emotions/${ctx}/analyse`, { params: { smoothing: 0.5 }, messages: [{ content: { text: calm } }] })).json()).emotions.user;
-    for (const k of ['anger', 'joy', 'love']) {
-      expect(smoothed.raw[k]).toBeCloseTo(0.5 * alone.raw[k] + 0.5 * first.raw[k], 5);
+    // An asymmetric s, so that swapped weights show: docs/api.md and docs/context-and-trajectory.md give
+    // (1 − s)·current + s·state, the state here being the one earlier message.
+    const smoothed = (await (await s.post(`/v1/emotions/${ctx}/analyse`, { params: { smoothing: 0.8 }, messages: [{ content: { text: calm } }] })).json()).emotions.user;
+    for (const k of SIX) {
+      expect(smoothed.raw[k]).toBeCloseTo(0.2 * alone.raw[k] + 0.8 * first.raw[k], 4);
     }
+    // The two texts differ enough that the direction matters well beyond that precision.
+    expect(Math.abs(first.raw.anger - alone.raw.anger)).toBeGreaterThan(0.3);
     const unsmoothed = (await (await s.post(`/v1/emotions/${ctx}-b/analyse`, { params: { smoothing: 0 }, messages: [{ content: { text: calm } }] })).json()).emotions.user;
     expect(unsmoothed.raw.joy).toBeCloseTo(alone.raw.joy, 6);
   });
