@@ -66,6 +66,17 @@ describe('V1 emotion endpoints', () => {
     expect(j.usage.analyse_tokens).toBeGreaterThan(2);
   });
 
+  it('batch: entries come back in input order (texts with distinct categories tell the order)', async () => {
+    const texts = ['I am terrified of the dark', 'I love my family so much', 'This makes me so angry', 'What a wonderful day'];
+    const r = await s.post('/v1/emotions/batch-analyse', { model: 'emotion-v1', params: {}, messages: texts.map((text) => ({ content: { text } })) });
+    expect(r.status).toBe(200);
+    const j = await r.json();
+    expect(j.emotions.map((e: { category: string }) => e.category)).toEqual(['fear', 'love', 'anger', 'joy']);
+    // And each entry is that text's own analysis, not just a matching category.
+    const alone = (await (await s.post('/v1/emotions/analyse', { messages: [{ content: { text: texts[2] } }] })).json()).emotions._default;
+    for (const k of SIX) expect(j.emotions[2].raw[k]).toBeCloseTo(alone.raw[k], 4);
+  });
+
   it('thresholds: an emotion below its threshold cannot be the category', async () => {
     const text = 'I am so happy and grateful today';
     const plain = (await (await s.post('/v1/emotions/analyse', { messages: [{ content: { text } }] })).json()).emotions._default;
