@@ -103,6 +103,24 @@ describe('POST /v2/emotions/analysis (stateless)', () => {
     expect(j.emotions._default.text).toBe('I love you\nso much');
   });
 
+  it('the entry is the token-weighted mean of each text scored alone (a short text barely moves a long one)', async () => {
+    const short = 'Furious.';
+    const long = 'We spent the whole afternoon at the beach with the kids, building sandcastles and laughing, and it was honestly one of the happiest and most wonderful days I can remember';
+    expect(long.split(' ').length).toBeGreaterThanOrEqual(30);
+    // Token counts as the API reports them: a one-message batch's usage.
+    const tokensOf = async (text: string) => {
+      const r = await s.post('/v2/emotions/batch-analysis', { messages: [{ content: { text } }] });
+      return ((await r.json()) as { usage: { analyse_tokens: number } }).usage.analyse_tokens;
+    };
+    const [ts, tl] = [await tokensOf(short), await tokensOf(long)];
+    expect(tl).toBeGreaterThan(5 * ts); // weights far enough from equal that a plain mean shows
+    const [a, b] = [(await analyze(short))['raw'] as Record<string, number>, (await analyze(long))['raw'] as Record<string, number>];
+    const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: short } }, { content: { text: long } }] });
+    const both = ((await r.json()) as { emotions: { _default: { raw: Record<string, number> } } }).emotions._default.raw;
+    for (const k of SIX) expect(both[k]).toBeCloseTo((ts * a[k]! + tl * b[k]!) / (ts + tl), 3);
+    expect(Math.abs(a['anger']! - b['anger']!)).toBeGreaterThan(0.3); // the texts disagree
+  });
+
   it('an empty text beside worded ones does not dilute them; alone it is minimal', async () => {
     const raw = async (...texts: string[]) => {
       const r = await s.post('/v2/emotions/analysis', { messages: texts.map((text) => ({ content: { text } })) });
