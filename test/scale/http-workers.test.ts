@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalysisEngine } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import type { EngineStats } from '../../src/engine/engine.js';
 import { createLogger } from '../../src/log.js';
 import { EngineMetrics } from '../../src/metrics.js';
 import { startHttpWorkers } from '../../src/scale/http-workers.js';
@@ -42,6 +43,9 @@ async function queueHolds(engine: AnalysisEngine, n: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 1));
   }
 }
+
+/** The real engine's counters (AnalysisEngine types only the gauges /metrics needs). */
+const stats = (engine: AnalysisEngine) => engine.stats!() as EngineStats;
 
 const msg = (text: string, externalId?: string) => ({ ...(externalId ? { externalId } : {}), content: { text } });
 
@@ -119,8 +123,17 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
       body: JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} ${long}`)) }),
     }).catch((e: unknown) => e);
     await queueHolds(engine, 500);
+    const before = stats(engine);
     ac.abort();
     expect(await pending).toBeInstanceOf(Error);
+    // The client's rejection alone says nothing about the main thread: its engine must count the call
+    // aborted, drop the texts still queued and empty its queue well before it could have scored them all.
+    for (const until = Date.now() + 3_000; ;) {
+      const now = stats(engine);
+      if (now.aborted > before.aborted && now.dropped > before.dropped && now.queuedTexts === 0) break;
+      expect(Date.now(), `not cancelled on the main thread: ${JSON.stringify(now)}`).toBeLessThan(until);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const r = await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('still here')] } });
     expect(r.status).toBe(200);
   });
