@@ -1,6 +1,8 @@
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
+import { startTestServer, TEST_KEY } from '../helpers/server.js';
 
 const KEY = 'sentio_test_shutdown_key';
 
@@ -39,6 +41,43 @@ describe('graceful shutdown', () => {
     // The port no longer accepts.
     await expect(fetch(`${p.base}/healthz`)).rejects.toThrow();
   }, 90_000);
+
+  // The check after exit cannot tell whether the port stopped accepting when the drain began or only when
+  // the process ended; a load balancer needs the former (and /readyz saying so, docs/deployment.md).
+  it('while draining: a new connection is refused and /readyz on an open keep-alive connection is 503 not_ready', async () => {
+    const llm = await FakeLlm.start();
+    const s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' });
+    const conn = await keepAlive(s.sentio.port);
+    let closed: Promise<void> | undefined;
+    try {
+      const before = await conn.get('/readyz');
+      expect(before.status).toBe(200);
+      expect(before.headers['connection']).not.toBe('close');
+      // A chat the upstream never answers holds the drain open until the grace period ends.
+      llm.enqueue({ kind: 'hang' });
+      let chatStatus: number | undefined;
+      const chat = s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] })
+        .then((r) => { chatStatus = r.status; });
+      for (const until = Date.now() + 10_000; llm.received.length === 0;) {
+        expect(Date.now(), 'the chat never reached the upstream').toBeLessThan(until);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      closed = s.sentio.close(3_000);
+      expect(await connectError(s.sentio.port)).toBe('ECONNREFUSED');
+      const during = await conn.get('/readyz');
+      expect(during.status).toBe(503);
+      expect(JSON.parse(during.body).error.code).toBe('not_ready');
+      expect(during.headers['connection']).toBe('close'); // a draining server closes each connection after its reply
+      expect(chatStatus, 'the drain had already ended').toBeUndefined();
+      await closed;
+      await chat;
+      expect(chatStatus).toBe(503); // cut at the end of the grace period
+    } finally {
+      conn.destroy();
+      await (closed ?? s.close());
+      await llm.close();
+    }
+  }, 30_000);
 
   it('SENTIO_SHUTDOWN_GRACE_MS bounds the drain; a second signal while draining exits at once', async () => {
     const llm = await FakeLlm.start();
@@ -112,3 +151,44 @@ describe('graceful shutdown', () => {
     await expect(startServerProcess({})).rejects.toThrow(/sentio keys create/);
   });
 });
+
+/** A fresh connection's fate: 'connected' (then closed at once) or the connect error's code. */
+function connectError(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.once('connect', () => { sock.destroy(); resolve('connected'); });
+    sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
+
+/** One keep-alive connection, one GET at a time on it: the same socket throughout, never a new one. */
+async function keepAlive(port: number): Promise<{ get(path: string): Promise<{ status: number; headers: Record<string, string>; body: string }>; destroy(): void }> {
+  const sock = net.connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+  let data = Buffer.alloc(0);
+  let waiter: (() => void) | undefined;
+  sock.on('data', (d) => { data = Buffer.concat([data, d]); waiter?.(); });
+  sock.on('close', () => waiter?.());
+  return {
+    async get(path) {
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${TEST_KEY}\r\n\r\n`);
+      for (;;) {
+        const text = data.toString('utf8');
+        const headEnd = text.indexOf('\r\n\r\n');
+        if (headEnd >= 0) {
+          const [statusLine, ...lines] = text.slice(0, headEnd).split('\r\n');
+          const headers: Record<string, string> = {};
+          for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+          const length = Number(headers['content-length'] ?? 0);
+          if (data.length >= headEnd + 4 + length) {
+            data = data.subarray(headEnd + 4 + length);
+            return { status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(headEnd + 4, headEnd + 4 + length) };
+          }
+        }
+        if (sock.destroyed) throw new Error(`connection closed before a reply to ${path}`);
+        await new Promise<void>((resolve) => { waiter = resolve; setTimeout(resolve, 1_000); });
+      }
+    },
+    destroy: () => sock.destroy(),
+  };
+}
