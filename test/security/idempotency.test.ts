@@ -1,10 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { OTHER_KEY, startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer(); });
-afterAll(async () => { await s.close(); });
+// A fake upstream for the chat cases: it counts the requests that really ran, and fails on demand.
+let llm: FakeLlm;
+beforeAll(async () => {
+  llm = await FakeLlm.start();
+  s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '5000' });
+});
+afterAll(async () => {
+  await s?.close();
+  await llm?.close();
+});
+beforeEach(() => llm.reset());
+
+const chat = (content: string, stream: boolean) =>
+  ({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content }], stream });
 
 describe('Idempotency-Key', () => {
   it('replays the first response and does not analyse or store again', async () => {
@@ -66,5 +79,37 @@ describe('Idempotency-Key', () => {
     const key = crypto.randomUUID();
     expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
     expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
+  });
+});
+
+describe('Idempotency-Key on chat', () => {
+  it('a non-streamed chat is replayed byte for byte, without a second upstream call', async () => {
+    const key = crypto.randomUUID();
+    const first = await s.post('/v2/chat/completions', chat('I got the job!', false), { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const text = await first.text();
+    const second = await s.post('/v2/chat/completions', chat('I got the job!', false), { 'idempotency-key': key });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await second.text()).toBe(text); // the same completion id, reply and emotions
+    expect(llm.received).toHaveLength(1);
+  });
+
+  it('a streamed chat that ran to [DONE] is replayed as the same event stream, without a second upstream call', async () => {
+    const key = crypto.randomUUID();
+    const first = await s.post('/v2/chat/completions', chat('I got the job!', true), { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const events = await first.text();
+    expect(events.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    const second = await s.post('/v2/chat/completions', chat('I got the job!', true), { 'idempotency-key': key });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    // Every event as first sent: a rerun would differ at least in its completion id (one per request).
+    expect(await second.text()).toBe(events);
+    expect(llm.received).toHaveLength(1);
   });
 });
