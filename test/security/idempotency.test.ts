@@ -78,7 +78,26 @@ describe('Idempotency-Key', () => {
   it('a failed request is not stored: the same key may be retried', async () => {
     const key = crypto.randomUUID();
     expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
-    expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
+    // A stored 400 would be replayed as a 400 too: only the header tells a rerun from a replay.
+    const again = await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key });
+    expect(again.status).toBe(400);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a transient failure is not stored: the retry with the same key runs, succeeds, and is then the one replayed', async () => {
+    const key = crypto.randomUUID();
+    llm.enqueue({ kind: 'status', status: 500 });
+    const failed = await s.post('/v2/chat/completions', chat('hello there', false), { 'idempotency-key': key });
+    expect(failed.status).toBe(502);
+    const retry = await s.post('/v2/chat/completions', chat('hello there', false), { 'idempotency-key': key });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    const text = await retry.text();
+    expect(llm.received).toHaveLength(2); // the retry reached the upstream
+    const replay = await s.post('/v2/chat/completions', chat('hello there', false), { 'idempotency-key': key });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.text()).toBe(text);
+    expect(llm.received).toHaveLength(2);
   });
 });
 
