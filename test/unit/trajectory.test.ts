@@ -105,4 +105,38 @@ describe('trend', () => {
     expect(t.direction).toBe('improving');
     expect(t.valenceTrend).toBeCloseTo(1.1, 12);
   });
+
+  const trendOfValences = (v: number[]) => trendOf(history(v.length).map((m, i) => ({ ...m, eq: { ...m.eq, valence: v[i]! } })));
+
+  it('volatile: big swings that do not add up to a direction (n ≥ 3, swing ≥ 0.6, |valenceTrend| < swing)', () => {
+    // Swing 1.6; the fit leans down (-0.96), but less than the swing: volatile, not declining.
+    const down = trendOfValences([0.8, -0.8, 0.8, -0.8]);
+    expect(down.direction).toBe('volatile');
+    expect(down.valenceTrend).toBeCloseTo(-0.96, 12);
+    // No fitted change at all: volatile, not stable.
+    const flat = trendOfValences([0.8, -0.8, 0.8, -0.8, 0.8]);
+    expect(flat.direction).toBe('volatile');
+    expect(flat.valenceTrend).toBeCloseTo(0, 12);
+    // Just over the 0.6 swing: volatile; just under: the fitted -0.348 is declining.
+    expect(trendOfValences([0.31, -0.31, 0.31, -0.31]).direction).toBe('volatile');
+    expect(trendOfValences([0.29, -0.29, 0.29, -0.29]).direction).toBe('declining');
+  });
+
+  it('big moves in one direction are a trend, not volatility; two messages are never volatile', () => {
+    // Swing 0.9, valenceTrend 1.8 ≥ swing.
+    expect(trendOfValences([-0.9, -0.1, 0.9]).direction).toBe('improving');
+    // Swing 1.8, but n < 3.
+    expect(trendOfValences([0.9, -0.9]).direction).toBe('declining');
+  });
+
+  it('stable: a trend within ±0.15 and small swings, a flat history, and fewer than two messages', () => {
+    const drift = trendOfValences([0, 0.05, 0.1]);
+    expect(drift.direction).toBe('stable');
+    expect(drift.valenceTrend).toBeCloseTo(0.1, 12);
+    expect(trendOfValences([0.1, -0.1, 0.1, -0.1, 0.1]).direction).toBe('stable'); // swing 0.2, no trend
+    expect(trendOfValences([-0.4, -0.4, -0.4, -0.4])).toEqual({ direction: 'stable', valenceTrend: 0 });
+    expect(trendOfValences([0.7])).toEqual({ direction: 'stable', valenceTrend: 0 });
+    expect(trendOfValences([])).toEqual({ direction: 'stable', valenceTrend: 0 });
+    expect(trendOfValences([0, -0.1, -0.2]).direction).toBe('declining'); // -0.2: past the threshold
+  });
 });
