@@ -161,9 +161,18 @@ describe('Redis failures', () => {
   });
 
   it('a context analysis of 9,000 messages is stored (Lua unpack() stopped near 8,000)', async () => {
-    const s = await server({ SENTIO_MAX_MESSAGES: '10000' });
-    const r = await analyse(s, 'huge', Array.from({ length: 9_000 }, (_, i) => `m${i}`));
+    const s = await server({ SENTIO_MAX_MESSAGES: '10000', SENTIO_CONTEXT_MAX_MESSAGES: '10000' });
+    const r = await s.post('/v2/emotions/huge/analysis', { messages: Array.from({ length: 9_000 }, (_, i) => ({ externalId: `m${i}`, content: { text: `m${i}` } })) });
     expect(r.status).toBe(200);
+    // A 200 alone would not show a slice lost on the way in: all 9,000 are in Redis, the newest included.
+    const keys = contextKeys(s.config.redisPrefix, 'huge');
+    expect(await admin.hget(keys.meta, 'total')).toBe('9000');
+    expect(await admin.llen(keys.messages)).toBe(9_000);
+    const state = await (await s.get('/v2/emotions/huge')).json();
+    expect(state.trajectory.baseline.messageCount).toBe(9_000);
+    for (const id of ['m0', 'm999', 'm1000', 'm7999', 'm8000', 'm8999']) {
+      expect((await s.get(`/v2/emotions/huge/message/${id}`)).status, id).toBe(200);
+    }
   });
 
   it('a database the server does not have stops the start, and a password in the query is not logged', async () => {
