@@ -63,10 +63,23 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
     const batch = await call(s.base, '/v2/emotions/batch-analysis', { body: { messages: [msg('furious about this'), msg('I love you')] } });
     expect(batch.status).toBe(200);
     expect((await batch.json()).emotions).toHaveLength(2);
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 20; i++) {
       expect((await call(s.base, '/v2/emotions/x', { key: null })).status).toBe(401);
       expect((await call(s.base, '/v2/emotions/x', { key: 'wrong_key_0123456789' })).status).toBe(401);
+      expect((await call(s.base, '/v2/emotions/x')).status).toBe(404);
     }
+    // That each worker answered some of them: a worker's /metrics counts only its own requests, so a
+    // scrape showing some but not all of the 40 401s (20 404s) was served by a worker that answered part,
+    // the rest having gone to the other (all of 20 to one of two workers by chance: 2 in a million).
+    const split = { '401': false, '404': false };
+    for (let i = 0; i < 40 && !(split['401'] && split['404']); i++) {
+      const text = await (await call(s.base, '/metrics', { key: null })).text();
+      for (const [status, total] of [['401', 40], ['404', 20]] as const) {
+        const n = [...text.matchAll(new RegExp(`^sentio_http_requests_total\\{[^}]*status="${status}"\\} (\\d+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
+        if (n > 0 && n < total) split[status] = true;
+      }
+    }
+    expect(split, 'one worker answered every 401 or every 404').toEqual({ '401': true, '404': true });
     expect((await call(s.base, '/healthz', { key: null })).status).toBe(200);
     const ready = await (await call(s.base, '/readyz', { key: null })).json();
     expect(ready.status).toBe('ready');
