@@ -73,7 +73,7 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
     // the rest having gone to the other (all of 20 to one of two workers by chance: 2 in a million).
     const split = { '401': false, '404': false };
     for (let i = 0; i < 40 && !(split['401'] && split['404']); i++) {
-      const text = await (await call(s.base, '/metrics', { key: null })).text();
+      const text = await (await call(s.base, '/metrics')).text();
       for (const [status, total] of [['401', 40], ['404', 20]] as const) {
         const n = [...text.matchAll(new RegExp(`^sentio_http_requests_total\\{[^}]*status="${status}"\\} (\\d+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
         if (n > 0 && n < total) split[status] = true;
