@@ -167,7 +167,8 @@ function parseModelMap(spec: string): Map<string, string> {
 }
 
 /** SENTIO_* names read outside this schema: the addon override (binding.ts) and the test suite's hooks. */
-const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|TEST_.*)$/;
+/** Read outside the server's configuration: the addon's path, its build (ORT_LIB_DIR), the benches' data, tests. */
+const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|ORT_LIB_DIR|DATA|TEST_.*)$/;
 
 /**
  * Warnings for SENTIO_* variables that no setting reads, with the setting nearest in spelling: a

@@ -84,7 +84,7 @@ const ECHO_LIMIT = 512;
 
 /** `s`, cut at `max` characters with an ellipsis when longer. */
 export function clip(s: string, max: number): string {
-  return s.length > max ? `${s.slice(0, max)}…` : s;
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
 export function toErrorBody(err: AppError, requestId: string): ErrorBody {

@@ -106,7 +106,7 @@ let raw: RawBinding | undefined;
 
 function loadRaw(): RawBinding {
   if (raw) return raw;
-  const override = process.env['SENTIO_NATIVE_ADDON'];
+  const override = process.env['SENTIO_NATIVE_ADDON'] || undefined; // empty counts as unset, as for every setting
   const path = override ?? CANDIDATES.find((p) => existsSync(p));
   if (!path) {
     throw new ModelLoadError(`native addon not built: none of ${CANDIDATES.join(', ')} exists; run \`npm run build:native\``);
