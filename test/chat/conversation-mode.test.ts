@@ -177,6 +177,17 @@ describe('crisis_intervention', () => {
     expect(m.falseAlarms.length).toBeLessThanOrEqual(2);
   });
 
+  // 300 everyday messages near the topic (60 a language: idioms, grief, practical questions, suicide spoken of
+  // from a safe place), written blind for this measurement and never used to change the rules. Measured once,
+  // 2026-11-26: 0 of 300 (docs/conversation-modes.md). A ceiling just above it: a regression guard.
+  it('other languages, everyday messages: the false alarms stay at their measured level', async () => {
+    const m = await measure([], F.LANGUAGE_EVERYDAY);
+    console.log(`crisis, other languages, everyday set (${F.LANGUAGE_EVERYDAY.length}): FPR ${m.fpr.toFixed(3)}`);
+    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
+    expect(F.LANGUAGE_EVERYDAY.length).toBe(300);
+    expect(m.falseAlarms.length).toBeLessThanOrEqual(1);
+  });
+
   it('the other languages\' rules read text typed with and without accents, and keep negations and idioms out', () => {
     for (const t of ['ya no quiero vivir', 'ya no quiero vívir', 'Não quero mais viver', 'nao quero mais viver', 'Ich möchte sterben',
       'ich moechte sterben', 'ICH MÖCHTE STERBEN', 'non voglio più vivere', 'non voglio piu vivere', "J’ai envie de mourir", "j'ai envie de mourir"]) {

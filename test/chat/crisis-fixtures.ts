@@ -72,7 +72,7 @@ import { readFileSync } from 'node:fs';
 
 export interface SentenceSet {
   name: string;
-  use: 'development' | 'held_out' | 'everyday' | 'languages_development' | 'languages_held_out';
+  use: 'development' | 'held_out' | 'everyday' | 'languages_development' | 'languages_held_out' | 'languages_everyday';
   positives: string[];
   negatives: string[];
 }
@@ -106,3 +106,4 @@ export const NOT_CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').negati
 const languages = (JSON.parse(readFileSync(new URL('../../models/crisis/sentences-languages.json', import.meta.url), 'utf8')) as { sets: SentenceSet[] }).sets;
 export const LANGUAGE_DEVELOPMENT_SETS: readonly SentenceSet[] = languages.filter((s) => s.use === 'languages_development');
 export const LANGUAGE_HELD_OUT: SentenceSet = languages.find((s) => s.use === 'languages_held_out')!;
+export const LANGUAGE_EVERYDAY: readonly string[] = languages.find((s) => s.use === 'languages_everyday')!.negatives;
