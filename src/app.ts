@@ -115,7 +115,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     ...apiRoutes,
   ];
   routes.push(openApiRoute(routes), {
-    method: 'get', pattern: '/metrics', auth: true, metered: false, summary: 'Prometheus metrics',
+    method: 'get', pattern: '/metrics', auth: true, shed: false, summary: 'Prometheus metrics',
     handler: async () => ({ status: 200, body: undefined, rawBody: await metrics.text(), contentType: metrics.registry.contentType }),
   });
 

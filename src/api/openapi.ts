@@ -94,7 +94,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
 export function openApiRoute(routes: readonly Route[]): Route {
   let doc: Record<string, unknown> | undefined;
   return {
-    method: 'get', pattern: '/openapi.json', auth: true, metered: false, summary: 'This document',
+    method: 'get', pattern: '/openapi.json', auth: true, summary: 'This document',
     handler: () => {
       doc ??= buildOpenApi(routes);
       return { status: 200, body: doc };

@@ -82,11 +82,8 @@ export interface Route {
   pattern: string;
   /** false only for health and readiness, the two routes DECISIONS.md frees from the key. */
   auth: boolean;
-  /**
-   * false for /metrics and /openapi.json: keyed, but outside the quota, the in-flight limit and the
-   * middleware, so that a scrape still answers while the server sheds load. Default true.
-   */
-  metered?: boolean;
+  /** false for /metrics: not refused by the in-flight limit, so that a scrape answers while the server sheds load. */
+  shed?: boolean;
   handler: (ctx: RequestContext, body: Record<string, unknown> | undefined) => Promise<Reply> | Reply;
   /** For /openapi.json. */
   summary?: string;
@@ -336,7 +333,6 @@ export class HttpServer {
     const slot = this.#freeSlots.pop() ?? this.#interrupts.length;
     this.#interrupts[slot] = interrupt;
 
-    const metered = route.auth && route.metered !== false;
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
@@ -345,7 +341,7 @@ export class HttpServer {
         if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
         ctx.key = key ? this.#opts.keys.verify(key) : undefined;
         if (!ctx.key) throw new AppError('invalid_api_key', 'the API key is not valid');
-        if (metered && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
+        if (route.shed !== false && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
           throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
         }
       }
@@ -383,7 +379,7 @@ export class HttpServer {
         reading.catch(() => undefined);
       }
       try {
-        if (metered) await this.#opts.admit?.(ctx);
+        if (route.auth) await this.#opts.admit?.(ctx);
         if (refusal) throw refusal;
         rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       } catch (err) {
@@ -398,7 +394,7 @@ export class HttpServer {
         (inner, mw) => () => mw(ctx, body, raw, inner),
         next,
       );
-      const reply = await (metered ? chain() : next());
+      const reply = await (route.auth ? chain() : next());
       if (state.interrupted) return;
       if ('stream' in reply) {
         status = 200;

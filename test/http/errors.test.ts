@@ -58,6 +58,10 @@ describe('authentication', () => {
       await expectError(await fetch(`${t.base}/v2/emotions/x`), 401, 'authentication_error', 'missing_api_key');
       const shed = await t.get('/v2/emotions/x');
       expect(shed.status).toBe(503);
+      // A scrape is not shed: the server's figures are wanted most while it sheds load. It spends quota.
+      const scrape = await t.get('/metrics');
+      expect(scrape.status).toBe(200);
+      expect(scrape.headers.get('ratelimit-remaining')).toMatch(/^\d+$/);
       await Promise.all(busy);
     } finally {
       await t.close();
