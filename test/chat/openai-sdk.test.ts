@@ -171,6 +171,12 @@ describe('openai SDK against /v2', () => {
       }),
     });
     expect(r.status, await r.clone().text()).toBe(200);
+    const bad = await fetch(`${s.base}/v2/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY },
+      body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'assistant', function_call: 0 }, { role: 'user', content: 'hi' }] }),
+    });
+    expect(bad.status).toBe(400);
     expect(llm.last!.body.messages!.filter((m) => m.role === 'assistant')).toEqual([
       { role: 'assistant', content: 'Hello!', reasoning: 'greet back' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },

@@ -102,11 +102,12 @@ const V2AssistantMessage = z
     refusal: z.string().nullable().optional(),
     annotations: z.array(FreeJson).nullable().optional(),
     audio: FreeJson.optional(),
-    function_call: FreeJson.optional(),
+    /** OpenAI's older function calling, in place of tool_calls. */
+    function_call: z.strictObject({ name: z.string().min(1), arguments: z.string() }).nullable().optional(),
     /** Added by the OpenAI SDK's `stream()` and `runTools()` helpers; not passed on. */
     parsed: FreeJson.optional(),
   })
-  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0 || (m.function_call ?? null) !== null, {
+  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0 || Boolean(m.function_call), {
     message: 'an assistant message needs content or tool_calls',
     path: ['content'],
   });
