@@ -64,7 +64,7 @@ const IT_WORK_HARD = /\b(?:mi (?:ammazzo|uccido)|ammazzarmi|uccidermi) (?:di (?:
  * (suicide_mentioned, death_wish) know only English frames: a story, a lesson, the news, "un suicide social"
  * read as a crisis. They defer to this as they do to SAFE_PLACE.
  */
-export const FRENCH_TOPIC = /\bsuicides? (?:social|sociaux|commercial|politique|professionnel|collectif)\b|\bsuicides? (?:chez|parmi) |\b(?:roman|livre|film|article|expose|documentaire|reportage|serie|personnage|cours|lecon|histoire|etude|podcast|chanson|piece|chapitre|prevention|statistiques|chiffres|taux)\b.{0,120}\b(?:du|le|au|de|d'un|sur le|des|les) suicides?\b/;
+export const FRENCH_TOPIC = /\bsuicides? (?:social|sociaux|politique|professionnel|collectif)\b|\bsuicides? (?:chez|parmi) |\b(?:roman|livre|film|article|expose|documentaire|reportage|serie|personnage|cours|lecon|histoire|etude|podcast|chanson|piece|chapitre|prevention|statistiques|chiffres|taux)\b.{0,120}\b(?:du|le|au|de|d'un|sur le|des|les) suicides?\b/;
 
 /** Slips that explain a cut or a burn ("me corté la pierna sin querer", "beim Kochen"): not self-harm. */
 const ACCIDENT = /\b(?:sin querer|por accidente|accidentalmente|sem querer|por acidente|par accident|sans faire expres|aus versehen|versehentlich|per sbaglio|per caso|cocinando|cozinhando|en cuisinant|beim kochen|cucinando|afeitandome|depilandome|fazendo a barba|en me rasant|beim rasieren|mentre mi radevo)\b/;
@@ -75,7 +75,7 @@ export const LANGUAGE_RULES: readonly LanguageRule[] = [
     pattern: notAfter(ES_NOT, /\b(?:(?:me )?(?:quiero|kiero|quisiera|deseo|necesito) morir(?:me)?|ganas de morir(?:me)?|quiero estar muert[oa]|ojala (?:me muriera|estuviera muert[oa]))\b/) },
   { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: ES_WORK_HARD,
     // "matarme" alone is also "mi jefe va a matarme"; "suicidarme" and "quitarme la vida" are only ever this.
-    pattern: notAfter(ES_NOT, /\b(?:me (?:quiero|kiero|voy a|pienso|tengo que) (?:matar|suicidar|quitar la vida|ahorcar)|(?:quiero|voy a|pienso|pienso en|pensando en|pense en|ganas de|quisiera|deseo|he decidido|decidi|lo mejor seria|mejor seria|seria mejor) matarme|ahorcarme|suicidarme|quitarme la vida|me voy a quitar la vida|me voy a suicidar|acabar con mi (?:propia )?vida)\b/) },
+    pattern: notAfter(ES_NOT, /\b(?:me (?:quiero|kiero|voy a|pienso|tengo que) (?:matar|suicidar|quitar la vida|ahorcar)|(?:quiero|voy a|pienso|pienso en|pensando en|pense en|ganas de|quisiera|deseo|he decidido|decidi|lo mejor seria|mejor seria|seria mejor) matarme|ahorcarme|suicidarme|quitarme la vida|me voy a quitar la vida|me voy a suicidar|acabar con mi (?:propia )?vida(?! (?:social|sentimental|amorosa|laboral|profesional|academica|de)\b))\b/) },
   { name: 'es_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bno (?:quiero|kiero|quisiera|tengo ganas de) (?:seguir )?(?:vivir|viviendo)\b(?! (?:en|con|cerca|lejos|aqui|alli|alla|junto|sin)\b)|\bno (?:veo|tengo|encuentro|hay) (?:ninguna |ningun |mas )?(?:razon|razones|motivo|motivos|sentido) (?:para|de|por la que|por el que) (?:vivir|seguir)\b|\bno le (?:encuentro|veo) (?:ningun )?sentido a (?:seguir|vivir|la vida)\b|\bno (?:tengo|me queda) (?:nada|nadie) por (?:lo que|quien|que) vivir\b|\b(?:quiero|kiero|quisiera|ganas de) desaparecer (?:para siempre|del mundo|de este mundo)\b/ },
   { name: 'es_never_wake', kind: 'suicidal_intent', confidence: 0.85,
@@ -96,7 +96,7 @@ export const LANGUAGE_RULES: readonly LanguageRule[] = [
     pattern: notAfter(PT_NOT, /\b(?:quero|queria|desejo|preciso) morrer\b|\b(?:apetece-me|me apetece) morrer\b|\bvontade de morrer\b|\bquero estar mort[oa]\b/) },
   { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: PT_WORK_HARD,
     // "me matar" alone is also "minha mãe vai me matar"; "me suicidar" and "tirar minha vida" are only ever this.
-    pattern: notAfter(PT_NOT, /\b(?:quero|queria|vou|penso em|pensando em|pensei em|vontade de|decidi) (?:me matar|matar-me)\b|\b(?:me suicidar|suicidar-me)\b|\btirar (?:a )?(?:minha|propria) (?:propria )?vida\b|\bacabar com (?:a )?minha (?:propria )?vida\b|\bme enforcar\b|\b(?:pensando|pensano|penso|pensei|quero|vou|vontade de) (?:\w+ ){0,2}em acabar com tudo\b/) },
+    pattern: notAfter(PT_NOT, /\b(?:quero|queria|vou|penso em|pensando em|pensei em|vontade de|decidi) (?:me matar|matar-me)\b|\b(?:me suicidar|suicidar-me)\b|\btirar (?:a )?(?:minha|propria) (?:propria )?vida\b|\bacabar com (?:a )?minha (?:propria )?vida\b(?! (?:social|sentimental|amorosa|profissional|academica|de)\b)|\bme enforcar\b|\b(?:pensando|pensano|penso|pensei|quero|vou|vontade de) (?:\w+ ){0,2}em acabar com tudo\b/) },
   { name: 'pt_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bnao (?:quero|aguento) mais viver\b|\bnao quero viver\b(?! (?:em|la|perto|longe|com|sem|num|numa|no|na|aqui|ali)\b)|\bnao (?:vejo|tenho|encontro|ha) (?:mais )?(?:nenhum )?(?:motivo|motivos|razao|razoes|sentido)(?: nenhum| nenhuma)? (?:pra|para|de|em) (?:viver|continuar)\b|\b(?:quero|queria|vontade de) (?:sumir|desaparecer) (?:para sempre|pra sempre|do mundo|deste mundo)\b/ },
   { name: 'pt_never_wake', kind: 'suicidal_intent', confidence: 0.85,
@@ -117,7 +117,7 @@ export const LANGUAGE_RULES: readonly LanguageRule[] = [
   { name: 'fr_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: FR_DIE_OF,
     pattern: notAfter(FR_NOT, /\b(?:je (?:veux|voudrais|souhaite|prefererais) mourir|envie de mourir|je veux etre mort(?:e)?)\b/) },
   { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: FR_WORK_HARD,
-    pattern: notAfter(FR_NOT, /\bme suicider\b|\bmettre fin a (?:mes jours|ma vie)\b|\b(?:je (?:vais|veux|voudrais|pense a)|envie de|j'?ai decide de) me tuer\b|\bje pense au suicide\b|\b(?:j(?:e |'|)(?:veux|vais)|je voudrais|je dois) en finir(?! avec (?!la vie|tout\b|moi\b))|\bme pendre\b|\bme foutre en l'?air\b/) },
+    pattern: notAfter(FR_NOT, /\bme suicider\b|\bmettre fin a (?:mes jours|ma vie)\b(?! (?:de|sociale|professionnelle|amoureuse|etudiante|d'\w+)\b)|\b(?:je (?:vais|veux|voudrais|pense a)|envie de|j'?ai decide de) me tuer\b|\bje pense au suicide\b|\b(?:j(?:e |'|)(?:veux|vais)|je voudrais|je dois) en finir(?! avec (?!la vie|tout\b|moi\b))|\bme pendre\b|\bme foutre en l'?air\b/) },
   { name: 'fr_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bje (?:ne )?veux plus vivre\b(?! (?:a|en|au|aux|avec|chez|ici|la-bas|dans|pres|loin|sans)\b)|\b(?:je n'?ai|j'?ai) (?:plus|pas) envie (?:de vivre|d'?exister)\b|\bje (?:ne )?veux plus exister\b|\b(?:plus rien|rien) pour (?:quoi|qui) vivre\b|\b(?:aucune|plus de|pas de) raison de (?:vivre|continuer)\b|\b(?:veux|voudrais|envie de) disparaitre (?:pour (?:de bon|toujours)|a jamais)\b/ },
   { name: 'fr_never_wake', kind: 'suicidal_intent', confidence: 0.85,
@@ -135,7 +135,7 @@ export const LANGUAGE_RULES: readonly LanguageRule[] = [
 
   // de: "ich will sterben", "ich bringe mich um", "ich will nicht mehr leben", "ich ritze mich"
   { name: 'de_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: DE_DIE_OF,
-    pattern: /\b(?:ich )?(?:will|mochte|moechte|wurde gerne?|wuerde gerne?) (?:(?!nicht\b)\w+ ){0,3}(?:sterben|tot sein)\b|\bich (?:wunschte|wuenschte),? ich (?:ware|waere) tot\b|\b(?:wunsche|wuensche|wunschte|wuenschte) ich mir,? (?:\w+ ){0,2}tot zu sein\b|\bwill (?:\w+ ){0,3}weg,? (?:fur|fuer) immer\b/ },
+    pattern: /\b(?:ich )?(?:will|mochte|moechte|wurde gerne?|wuerde gerne?) (?:(?!(?:nicht|nie|niemals|keinesfalls|keineswegs)\b|auf keinen fall\b)\w+ ){0,3}(?:sterben|tot sein)\b|\bich (?:wunschte|wuenschte),? ich (?:ware|waere) tot\b|\b(?:wunsche|wuensche|wunschte|wuenschte) ich mir,? (?:\w+ ){0,2}tot zu sein\b|\bwill (?:\w+ ){0,3}weg,? (?:fur|fuer) immer\b/ },
   { name: 'de_kill_self', kind: 'suicidal_intent', confidence: 0.95,
     // Not "ich werde mich um die Kinder kümmern", nor "mein Chef bringt mich um": the speaker does it to themselves.
     pattern: /\bich bringe? mich (?:selbst )?um(?=\s*(?:[.!?,;]|$|wenn|weil|heute|jetzt|morgen|bald|noch|und))|\bich (?:\w+ ){0,3}mich (?:selbst )?(?:umbringen|toten|toeten)\b|\b(?:daran|dran|nach|uberlege|ueberlege|plane|vor|gedanken|gedanke|wunsch),? mich (?:selbst )?umzubringen\b|\bmir das leben (?:zu )?nehmen\b|\bmich (?:aufhangen|aufhaengen|erhangen|erhaengen)\b|\b(?:stehe|bin) (?:\w+ ){0,2}auf (?:der|einer|dem) (?:brucke|bruecke|dach|gleisen)\b.{0,80}\bspring(?:en)?\b|\bich (?:\w+ ){0,3}(?:selbstmord|suizid) (?:zu )?(?:begehen|machen)\b/ },
@@ -150,7 +150,7 @@ export const LANGUAGE_RULES: readonly LanguageRule[] = [
   { name: 'de_farewell', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:(?:das ist|dies ist|hier ist) mein (?:abschied|letzter brief|abschiedsbrief)|danke fur alles|wenn ihr das lest)\b.{0,120}\b(?:bin ich nicht mehr (?:da|hier)|nicht mehr (?:da|hier) sein)(?=\s*(?:[.!?,;]|$))|\b(?:das ist|dies ist|hier ist) meine letzte nachricht(?=\s*(?:[.!?,;]|$))|\bdass es nicht (?:ihre|seine|deine|eure) schuld (?:war|ist)\b/ },
   { name: 'de_self_harm', kind: 'self_harm', confidence: 0.9, unless: ACCIDENT,
-    pattern: /\bich ritze mich\b|\bmich (?:wieder )?(?:zu )?ritzen\b|\b(?:ich )?(?:habe?) mich (?:\w+ ){0,3}geritzt\b|\bich verletze mich (?:wieder )?selbst\b|\bmich selbst (?:zu )?verletzen\b|\b(?:schlage|schlag) (?:ich )?mir selbst\b|\bmich selbst (?:zu )?schlagen\b|\bmir (?:\w+ ){0,3}(?:den arm|die arme|das handgelenk|die handgelenke|die beine|die oberschenkel) (?:aufgeschnitten|aufgeritzt)\b/ },
+    pattern: /\bich ritze mich\b|\bmich (?:wieder )?(?:zu )?ritzen\b|\b(?:ich )?(?:habe?) mich (?:\w+ ){0,3}geritzt\b|\bich verletze mich (?:wieder )?selbst\b|\bmich selbst (?:zu )?verletzen\b|\b(?:schlage|schlag) (?:ich )?mir selbst (?:ins gesicht|in das gesicht|auf (?:die|den|meine|meinen)|gegen (?:den|die|meinen)|den kopf)\b|\bmich selbst (?:zu )?schlagen\b|\bmir (?:\w+ ){0,3}(?:den arm|die arme|das handgelenk|die handgelenke|die beine|die oberschenkel) (?:aufgeschnitten|aufgeritzt)\b/ },
   { name: 'de_third_party', kind: 'third_party', confidence: 0.85,
     pattern: /\b(?:er|sie) (?:will|wird|mochte|moechte) sich (?:umbringen|das leben nehmen|toten|toeten)\b|\b(?:er|sie) bringt sich um\b|\bsich (?:\w+ ){0,2}(?:umbringen|das leben nehmen) (?:will|mochte|moechte|wollte|wird)\b/ },
 

@@ -468,6 +468,8 @@ const CONTEXTUAL: readonly Rule[] = [
     // someone else's death spoken of, a title, a class or a law question
     unless: anyOf(SAFE_PLACE, /\b(?:book|novel|article|essay|paper|thesis|documentary|film|movie|lecture|podcast|class|course|history|study|research|speech|poem|play|scene|chapter|story|soliloquy|theory|theories) (?:about|on|of|into)\b|\b(?:songs?|titles?|albums?|lyrics|band|episode|theme song|character|characters|protagonist)\b|\bfor my (?:essay|class|paper|thesis|course|homework|assignment|exam|novel|story|book)\b|\bstudying for (?:my |the |our )?(?:boards|board exams?|exams?|finals|midterms?|tests?|nclex|usmle|mcat)\b|\b(?:speech|poem|play|book|song|novel|film|movie|story|scene|soliloquy) (?:is|was) (?:about|on)\b|\bwhat did (?:the )?(?:research|studies|study) find\b|\bsuicide contagion\b|\b(?:ruled|ruling) (?:it )?(?:a |as a |as )?suicide\b|\bmedia guidelines\b|\breporting (?:it |on it |on suicide )?responsibly\b|\b(?:teacher|professor|lecturer|tutor|textbook) (?:says|said|thinks|argues) (?:that )?(?:it is|its|it was) about suicide\b|\b(?:hamlet|shakespeare|to be or not to be)\b|\b(?:\w+'s|his|her|their) suicide\b|\bdifference between suicide\b/) },
 ];
+/** The third tier less the rule on the bare topic word, for French text that speaks of "suicide" (FRENCH_TOPIC). */
+const CONTEXTUAL_BUT_TOPIC = CONTEXTUAL.filter((r) => r.name !== 'suicide_mentioned');
 
 /** A day or night named as the one: "friday is the day", "tonight I'm going to do it". */
 const WHEN = '(?:tonight|today|tomorrow|friday|saturday|sunday|monday|tuesday|wednesday|thursday|this weekend)';
@@ -637,7 +639,7 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined)
     ?? (ANY_LANGUAGE_RULE.test(folded) ? strongest(LANGUAGE_RULES, folded) : undefined);
   if (reading.direct) return reading;
-  if (withContextual && !frenchTopic) reading.contextual = strongest(CONTEXTUAL);
+  if (withContextual) reading.contextual = strongest(frenchTopic ? CONTEXTUAL_BUT_TOPIC : CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));
   if (soft.length >= 2) {
     reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };

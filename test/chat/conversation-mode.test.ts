@@ -194,9 +194,14 @@ describe('crisis_intervention', () => {
       expect(detectCrisis(t)?.kind, t).toBe('suicidal_intent');
     }
     for (const t of ['no quiero morir', 'não quero morrer', 'non voglio morire', "je n'ai pas envie de mourir", 'me muero de risa',
-      'je veux mourir de rire', 'ich sterbe vor Lachen', 'ich werde mich um die Kinder kümmern', 'no quiero vivir en Madrid']) {
+      'je veux mourir de rire', 'ich sterbe vor Lachen', 'ich werde mich um die Kinder kümmern', 'no quiero vivir en Madrid',
+      // a review's finds: other negations, a social life ended, an idea put out of one's head
+      'Ich will nie sterben, ich liebe das Leben!', 'Ich möchte auf keinen Fall sterben.', 'Este proyecto va a acabar con mi vida social',
+      'Esse emprego vai acabar com a minha vida social.', 'Je vais mettre fin à ma vie de célibataire…', 'Diese Idee schlage ich mir selbst aus dem Kopf.']) {
       expect(detectCrisis(t), t).toBeUndefined();
     }
+    // The French frame keeps the English topic rule off French text, not the rest of the third tier.
+    expect(detectCrisis('Un article sur le suicide. Almost did it.', { negative: true })?.rule).toBe('almost_jumped');
   });
 
   // The emotion model's tokenizer reads these as the plain words; the rules did not (probe, 2026-11-26).
