@@ -46,6 +46,10 @@ const ERROR_BODY_LIMIT = 16_384;
 const COMPLETION_BODY_LIMIT = 32 * 1_048_576;
 /** Characters of one stream event: a chat chunk is a few hundred; a whole tool call's arguments in one can be large. */
 const STREAM_EVENT_LIMIT = 4 * 1_048_576;
+/** Resends of a request whose pooled socket turned out closed; then the error stands. */
+const STALE_SOCKET_RETRIES = 1;
+/** Pooled sockets idle this long are closed: under uvicorn's 5 s keep-alive. */
+const FREE_SOCKET_IDLE_MS = 4_000;
 
 export class LlmClient {
   readonly #url: URL;
@@ -65,6 +69,9 @@ export class LlmClient {
       maxFreeSockets: 256,
       // Reuse the most recently used socket: it is the least likely to have been closed by the upstream.
       scheduling: 'lifo',
+      // A pooled socket idle this long is closed (sooner when the upstream's Keep-Alive header asks): before
+      // uvicorn's 5 s (vLLM), which closes idle connections without saying so, and so meets a request.
+      timeout: FREE_SOCKET_IDLE_MS,
     };
     this.#agent = secure ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
     this.#headers = { 'content-type': 'application/json' };
@@ -182,8 +189,6 @@ export class LlmClient {
 
 type Failure = 'timeout' | 'aborted';
 
-/** Pooled sockets tried in turn when each turns out closed; then the error stands. */
-const STALE_SOCKET_RETRIES = 4;
 
 /** One request's lifecycle: the timer, the abort listener, and the translation of failures. */
 class UpstreamCall {
@@ -209,9 +214,10 @@ class UpstreamCall {
         let answered = false;
         // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
         req.on('error', (err: NodeJS.ErrnoException) => {
-          // A pooled connection that the upstream closed while it sat idle (uvicorn after 5 s, with no
-          // Keep-Alive header to say so) fails at once, before any reply: the upstream never read the
-          // request, so it goes again, on another socket (Node's advice for `reusedSocket`).
+          // A pooled connection that the upstream closed while it sat idle fails before any reply, and the
+          // request goes again, once, on another socket (Node's advice for `reusedSocket`). Once, because
+          // the same failure is also an upstream that read the request and then died: it may see it twice,
+          // never more.
           if (!answered && req.reusedSocket && !this.#failure && attempt < STALE_SOCKET_RETRIES
             && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
             send(attempt + 1);

@@ -568,8 +568,10 @@ describe('upstream failures', () => {
   // An upstream that closes idle keep-alive connections without saying when (uvicorn, vLLM: 5 s, no
   // Keep-Alive header) leaves Sentio's pool holding sockets it has closed. Here every second request on a
   // connection meets a closed socket, the way a request sent at the idle boundary does.
-  it('a pooled connection the upstream has closed is not a 502: the request goes again on another', async () => {
+  it('a pooled connection the upstream has closed is not a 502: the request goes again, once, on another', async () => {
     const connections: net.Socket[] = [];
+    let poison = false;
+    let requests = 0;
     const upstream = net.createServer((sock) => {
       connections.push(sock);
       let served = 0;
@@ -581,7 +583,8 @@ describe('upstream failures', () => {
         const length = Number(/content-length: (\d+)/i.exec(buffered)?.[1] ?? 0);
         if (buffered.length < end + 4 + length) return;
         buffered = '';
-        if (served++ > 0) {
+        requests++;
+        if (served++ > 0 || poison) {
           sock.destroy();
           return;
         }
@@ -601,6 +604,14 @@ describe('upstream failures', () => {
         await r.text();
       }
       expect(connections.length).toBe(3);
+      // The same failure from an upstream that read the request and died on it: sent twice, never more,
+      // however many pooled connections there are to try.
+      for (const r of await Promise.all(Array.from({ length: 4 }, () => s2.post(V2, v2([user('I am happy today')]))))) expect(r.status).toBe(200);
+      poison = true;
+      const before = requests;
+      const r = await s2.post(V2, v2([user('I am happy today')]));
+      expect(r.status).toBe(502);
+      expect(requests - before).toBe(2);
     } finally {
       await s2.close();
       for (const c of connections) c.destroy();
