@@ -7,7 +7,7 @@ import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
 import { createEngine } from './engine/engine.js';
 import { startSentio } from './app.js';
-import { ensurePortFree } from './http/port.js';
+import { claimPort } from './http/port.js';
 import { EngineMetrics } from './metrics.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
@@ -43,14 +43,12 @@ async function main(): Promise<void> {
   let engineMetrics: EngineMetrics | undefined;
   const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) });
   engineMetrics = new EngineMetrics(() => engine.stats());
-  // Checked just before the listen (the model load above takes seconds): uWS would share a port in use.
-  if (config.port !== 0) {
-    await ensurePortFree(config.host, config.port).catch((err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'is already in use (another Sentio instance?)' : `cannot be bound (${err.code ?? err.message})`;
-      process.stderr.write(`sentio: ${config.host}:${config.port} ${why}; set SENTIO_PORT to a free port\n`);
-      process.exit(1);
-    });
-  }
+  // Taken just before the listen (the model load above takes seconds): uWS would share a port in use.
+  const releasePort = config.port === 0 ? () => undefined : await claimPort(config.host, config.port).catch((err: NodeJS.ErrnoException) => {
+    const why = err.code === 'EADDRINUSE' ? 'is already in use (another Sentio instance?)' : `cannot be bound (${err.code ?? err.message})`;
+    process.stderr.write(`sentio: ${config.host}:${config.port} ${why}; set SENTIO_PORT to a free port\n`);
+    process.exit(1);
+  });
   const sentio = config.httpWorkers > 1
     ? await startHttpWorkers(config, { engine, logger, engineMetrics })
     : await startSentio(config, { engine, logger, engineMetrics });
@@ -72,6 +70,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
+    releasePort(); // the listener closes now: a successor may take the port while this one drains
     sentio.close(config.shutdownGraceMs).then(
       () => process.exit(cutShort ? 1 : 0),
       (err: unknown) => {

@@ -162,6 +162,22 @@ describe('server process', () => {
     expect(await first.exited).toBe(0);
   });
 
+  // Checked by a probe alone, two started at the same instant both passed it and both listened (2 in 6 tries).
+  it('of two servers started at once on one port, one serves and the other refuses to start', async () => {
+    const port = await freePort();
+    const results = await Promise.allSettled([0, 1].map(() => startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_PORT: String(port) })));
+    const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+    try {
+      expect(started).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toContain(`127.0.0.1:${port} is already in use`);
+    } finally {
+      for (const p of started) p.child.kill('SIGTERM');
+    }
+    expect(await started[0]!.exited).toBe(0);
+  });
+
   it('an unreachable Redis stops start-up with a clear error before the model loads', async () => {
     const child = spawn(process.execPath, ['dist/src/main.js'], {
       env: { PATH: process.env['PATH'] ?? '', SENTIO_API_KEYS: KEY, SENTIO_PORT: '0', SENTIO_REDIS_URL: 'redis://:secret@127.0.0.1:1/0' },
