@@ -155,7 +155,7 @@ describe('crisis_intervention', () => {
   it('other languages, development sets: every positive selects it, no negative does', async () => {
     const pos = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.positives);
     const neg = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.negatives);
-    expect(pos.length).toBeGreaterThanOrEqual(190);
+    expect(pos.length).toBeGreaterThanOrEqual(300);
     const m = await measure(pos, neg);
     console.log(`crisis, other languages, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
@@ -163,18 +163,16 @@ describe('crisis_intervention', () => {
     expect(m.falseAlarms).toEqual([]);
   });
 
-  // Written blind by a helper session and measured once with the final rules, 2026-11-26: 22/50 recall (the set
-  // leans on indirect phrasings and self-harm, which the direct tier mostly leaves out) and 2/50 false alarms, both
-  // English rules reading French "suicide" ("un suicide social", "un exposé sur le suicide de Sénèque ... le
-  // plan"). FRENCH_TOPIC, written after that measurement from those and two development sentences, keeps both
-  // out now, so the false-alarm figure is no longer blind. Floors at the blind figures: a regression guard.
+  // Written blind by a helper session and measured once with the final rules, 2026-11-26: 44/60 recall and
+  // 1/60 false alarm (the English topic rule on "quelqu'un qui parle de suicide au telephone", asked by a
+  // helpline volunteer). Floors at the measured figures: a regression guard, not a target.
   it('other languages, held-out set: recall and false-positive rate stay at their measured level', async () => {
     const { positives, negatives } = F.LANGUAGE_HELD_OUT;
     const m = await measure(positives, negatives);
     console.log(`crisis, other languages, held-out set (${positives.length} + ${negatives.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(22);
-    expect(m.falseAlarms.length).toBeLessThanOrEqual(2);
+    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(44);
+    expect(m.falseAlarms.length).toBeLessThanOrEqual(1);
   });
 
   // 300 everyday messages near the topic (60 a language: idioms, grief, practical questions, suicide spoken of
