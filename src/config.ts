@@ -166,8 +166,7 @@ function parseModelMap(spec: string): Map<string, string> {
   return map;
 }
 
-/** SENTIO_* names read outside this schema: the addon override (binding.ts) and the test suite's hooks. */
-/** Read outside the server's configuration: the addon's path, its build (ORT_LIB_DIR), the benches' data, tests. */
+/** SENTIO_* names read outside this schema: the addon override (binding.ts), its build, the benches' texts, tests. */
 const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|ORT_LIB_DIR|DATA|TEST_.*)$/;
 
 /**

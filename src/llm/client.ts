@@ -189,7 +189,6 @@ export class LlmClient {
 
 type Failure = 'timeout' | 'aborted';
 
-
 /** One request's lifecycle: the timer, the abort listener, and the translation of failures. */
 class UpstreamCall {
   readonly response: Promise<IncomingMessage>;
