@@ -3,35 +3,32 @@
  *
  * The emotion model and the learned crisis signal read English (other languages are mostly unknown word
  * pieces to them), and the English rules read English words, so without these "quiero morir" or "ich will
- * sterben" chose no crisis mode at all. These rules cover what a person says outright: wanting to die,
- * to kill themselves, not wanting to live, cutting themselves, someone else saying so. The implicit
- * phrasings the English tiers catch (being a burden, goodbyes, means kept) are not covered here, and
- * docs/conversation-modes.md says so.
+ * sterben" chose no crisis mode at all. These rules cover what a person says outright (wanting to die, to
+ * kill themselves, not wanting to live, harming themselves, someone else saying so) and the commonest
+ * indirect signs (better off without me, pills saved up, a farewell, a plan with letters and a place). The
+ * English tiers' affect gate and learned signal have no counterpart here; docs/conversation-modes.md lists
+ * what is missed.
  *
  * They read their own normal form of the text (`fold`): lower case with accents dropped ("más" is "mas",
  * "möchte" "mochte", "ß" "ss"), because people type these languages with and without them, and without the
  * English contractions (which would read German "im" as "i am").
  */
-import type { CrisisKind } from './crisis.js';
+import type { Rule } from './crisis.js';
 
-export interface LanguageRule {
-  name: string;
-  kind: CrisisKind;
-  confidence: number;
-  pattern: RegExp;
-  /** An idiom built on the same words ("me muero de risa", "je meurs de faim"): the rule does not fire. */
-  unless?: RegExp;
-}
+/** Invisible characters that can sit inside a word: soft hyphen, zero-width space, joiners, word joiner, BOM. */
+export const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
+/** The apostrophes people type, all read as the straight one. */
+export const APOSTROPHES = /[\u2018\u2019\u02bc`´]/g;
 
 /** Lower case, accents and invisible characters dropped, one kind of apostrophe, single spaces. */
 export function fold(text: string): string {
   return text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
-    .replace(/[\u00ad\u200b-\u200d\u2060\ufeff]/g, '')
+    .replace(INVISIBLE, '')
     .toLowerCase()
     .replace(/ß/g, 'ss')
-    .replace(/[\u2018\u2019\u02bc`´]/g, "'")
+    .replace(APOSTROPHES, "'")
     .replace(/\s+/g, ' ');
 }
 
@@ -69,7 +66,7 @@ export const FRENCH_TOPIC = /\bsuicides? (?:social|sociaux|politique|professionn
 /** Slips that explain a cut or a burn ("me corté la pierna sin querer", "beim Kochen"): not self-harm. */
 const ACCIDENT = /\b(?:sin querer|por accidente|accidentalmente|sem querer|por acidente|par accident|sans faire expres|aus versehen|versehentlich|per sbaglio|per caso|cocinando|cozinhando|en cuisinant|beim kochen|cucinando|afeitandome|depilandome|fazendo a barba|en me rasant|beim rasieren|mentre mi radevo)\b/;
 
-export const LANGUAGE_RULES: readonly LanguageRule[] = [
+export const LANGUAGE_RULES: readonly Rule[] = [
   // es: "quiero morir", "me quiero matar", "la única salida es suicidarme", "ya no quiero vivir"
   { name: 'es_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: ES_DIE_OF,
     pattern: notAfter(ES_NOT, /\b(?:(?:me )?(?:quiero|kiero|quisiera|deseo|necesito) morir(?:me)?|ganas de morir(?:me)?|quiero estar muert[oa]|ojala (?:me muriera|estuviera muert[oa]))\b/) },

@@ -20,7 +20,7 @@
  * can cost far more. Recall and false-positive rate on the fixture sets: docs/conversation-modes.md.
  */
 import { crisisModel } from './crisis-model.js';
-import { ANY_LANGUAGE_RULE, FRENCH_TOPIC, LANGUAGE_RULES, fold } from './crisis-languages.js';
+import { ANY_LANGUAGE_RULE, APOSTROPHES, FRENCH_TOPIC, INVISIBLE, LANGUAGE_RULES, fold } from './crisis-languages.js';
 
 export type CrisisKind = 'suicidal_intent' | 'self_harm' | 'third_party';
 
@@ -38,7 +38,7 @@ export interface Affect {
   negative: boolean;
 }
 
-interface Rule {
+export interface Rule {
   name: string;
   kind: CrisisKind;
   confidence: number;
@@ -544,7 +544,7 @@ function deathWish(t: string): boolean {
 }
 
 const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
-  [/[\u2018\u2019\u02bc`´]/g, "'"],
+  [APOSTROPHES, "'"],
   [/\bi'm\b|\bim\b/g, 'i am'],
   [/\bi've\b|\bive\b/g, 'i have'],
   [/\bi'll\b/g, 'i will'],
@@ -586,8 +586,6 @@ const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
  */
 const FILLERS = /\b(?:just|really|simply|honestly|literally|seriously|actually|truly|totally|basically|genuinely|kinda|kind of|sort of|pretty much|even|lowkey|low key)\b/g;
 
-/** Invisible characters that can sit inside a word: soft hyphen, zero-width space, joiners, word joiner, BOM. */
-const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
 /** Cyrillic and Greek letters drawn like Latin ones, as they are mixed into English words. */
 const LOOKALIKES: Readonly<Record<string, string>> = {
   а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', һ: 'h', ӏ: 'l', ԛ: 'q', ԝ: 'w',
