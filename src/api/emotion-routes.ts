@@ -14,6 +14,7 @@ import { entryFor, v1Entry, v2Brief, type EntryShape } from './entries.js';
 import type { EmotionParams, V1EmotionRequest, V2EmotionRequest } from './schemas.js';
 import { exceedsUtf8Bytes } from './utf8.js';
 import { parseOrThrow } from './validate.js';
+import { emotionResponses } from './responses.js';
 
 export interface Dialect {
   version: 'v1' | 'v2';
@@ -119,10 +120,11 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
   const { service, limits } = deps;
   const defaultModel: EmotionModel = `emotion-${d.version}`;
   const defaultShape = EMOTION_MODELS[defaultModel];
+  const responses = emotionResponses(d.version);
 
   return [
     {
-      method: 'post', pattern: d.paths.stateless, auth: true, requestSchema: d.schema,
+      method: 'post', pattern: d.paths.stateless, auth: true, requestSchema: d.schema, responseSchema: responses.stateless,
       summary: `Stateless analysis (${d.version})`,
       handler: async (ctx, body) => {
         const r = parseRequest(d, body!, limits.messages, limits);
@@ -135,7 +137,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'post', pattern: d.paths.context, auth: true, requestSchema: d.schema,
+      method: 'post', pattern: d.paths.context, auth: true, requestSchema: d.schema, responseSchema: responses.context,
       summary: `Context-based analysis (${d.version})`,
       handler: async (ctx, body) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
@@ -153,7 +155,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'get', pattern: d.paths.state, auth: true, summary: `Stored emotional state (${d.version})`,
+      method: 'get', pattern: d.paths.state, auth: true, responseSchema: responses.state, summary: `Stored emotional state (${d.version})`,
       handler: async (ctx) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
         const s = await service.getState(contextId);
@@ -178,7 +180,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'get', pattern: d.paths.message, auth: true, summary: `Emotions of one message (${d.version})`,
+      method: 'get', pattern: d.paths.message, auth: true, responseSchema: responses.message, summary: `Emotions of one message (${d.version})`,
       handler: async (ctx) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
         const messageId = ctx.params[1]!;
@@ -196,7 +198,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'post', pattern: d.paths.batch, auth: true, requestSchema: d.schema,
+      method: 'post', pattern: d.paths.batch, auth: true, requestSchema: d.schema, responseSchema: responses.batch,
       summary: `Batch analysis (${d.version})`,
       handler: async (ctx, body) => {
         const r = parseRequest(d, body!, limits.batchMessages, limits);

@@ -1,5 +1,6 @@
 /** GET /openapi.json: an OpenAPI 3.1 document generated from the route table and its zod schemas. */
 import { z } from 'zod';
+import type { ZodType } from 'zod';
 import { ERRORS } from '../errors.js';
 import type { Route } from '../http/server.js';
 
@@ -12,11 +13,19 @@ function toOpenApiPath(pattern: string): { path: string; params: string[] } {
   return { path, params };
 }
 
+const outputSchema = (schema: ZodType) => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' });
+
 /** What a 200 carries: JSON, except Prometheus text and, for chat with `stream: true`, server-sent events. */
-function successContent(pattern: string): Record<string, unknown> {
-  if (pattern === '/metrics') return { 'text/plain': { schema: { type: 'string' } } };
-  const json = { 'application/json': { schema: { type: 'object' } } };
-  return pattern.endsWith('/chat/completions') ? { ...json, 'text/event-stream': { schema: { type: 'string' } } } : json;
+function successContent(r: Route): Record<string, unknown> {
+  if (r.pattern === '/metrics') return { 'text/plain': { schema: { type: 'string' } } };
+  const json = { 'application/json': { schema: r.responseSchema ? outputSchema(r.responseSchema) : { type: 'object' } } };
+  if (!r.streamSchema) return json;
+  // OpenAPI 3.1 cannot type the events of a stream: the schema of each `data:` line is given beside it.
+  const events = {
+    schema: { type: 'string' },
+    'x-sentio-event-schema': outputSchema(r.streamSchema),
+  };
+  return { ...json, 'text/event-stream': events };
 }
 
 const IDEMPOTENCY_KEY = {
@@ -36,7 +45,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
       parameters,
       responses: {
-        '200': { description: 'Success', content: successContent(r.pattern) },
+        '200': { description: 'Success', content: successContent(r) },
         default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };
@@ -57,7 +66,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
     openapi: '3.1.0',
     info: {
       title: 'Sentio', version: '0.1.0',
-      description: 'Emotion analysis and emotion-aware chat. The request schemas give shapes and types; limits and rules across ' +
+      description: 'Emotion analysis and emotion-aware chat. The request and response schemas give shapes and types; limits and rules across ' +
         'fields are not in them: model names (emotion-v1, emotion-v2; chat models from SENTIO_LLM_MODELS), byte limits on texts ' +
         'and ids, message counts (413), an assistant message needing content or tool_calls, a chat needing a user message, a ' +
         'sampling parameter given both at the top level and in model_params. See docs/api.md, docs/chat.md and docs/errors.md.',

@@ -88,6 +88,9 @@ export interface Route {
   /** For /openapi.json. */
   summary?: string;
   requestSchema?: ZodType;
+  /** The 200 body (a stream's events for chat with `stream: true`). */
+  responseSchema?: ZodType;
+  streamSchema?: ZodType;
 }
 
 /** Runs around every authenticated handler (rate limiting, idempotency). */

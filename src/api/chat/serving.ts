@@ -34,6 +34,7 @@ import { truncateUtf8 } from '../utf8.js';
 import { entryFor } from '../entries.js';
 import type { Scored } from './entries.js';
 import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
+import { chatResponses } from '../responses.js';
 import type { ChatDialect, ChatMessage, ChatRequest } from './protocol.js';
 
 export interface ChatDeps {
@@ -63,6 +64,8 @@ export function chatRoutes(deps: ChatDeps): Route[] {
     pattern: d.path,
     auth: true,
     requestSchema: d.schema,
+    responseSchema: chatResponses(d.version).completion,
+    streamSchema: chatResponses(d.version).chunk,
     summary: `Chat completion with emotion analysis (${d.version})`,
     handler: (ctx, body) => {
       if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');

@@ -1,0 +1,169 @@
+/**
+ * Response schemas (zod): the shapes the handlers build, published in /openapi.json so that a generated
+ * client gets typed responses, and checked against real responses by test/http/responses.test.ts.
+ * Objects Sentio builds are strict (a field added without its schema fails that test); what an upstream
+ * LLM says (a choice's message) is passed through and only its known fields are described.
+ * service-interface.md ("Emotion entry", "Emotions map", ...) and docs/api.md say what each field means.
+ */
+import { z } from 'zod';
+import { EMOTIONS, SUB_EMOTIONS } from '../core/emotions.js';
+import { CONVERSATION_MODES } from '../core/conversation-mode.js';
+import { EmotionParams } from './schemas.js';
+
+const unit = z.number().min(0).max(1);
+const count = z.int().min(0);
+
+const Raw = z
+  .strictObject(Object.fromEntries(EMOTIONS.map((e) => [e, unit])) as Record<(typeof EMOTIONS)[number], typeof unit>)
+  .describe('The six emotion probabilities, summing to 1 (unrounded)');
+const SubEmotions = z
+  .strictObject(Object.fromEntries(SUB_EMOTIONS.map((e) => [e, unit])) as Record<(typeof SUB_EMOTIONS)[number], typeof unit>)
+  .describe('The 28 GoEmotions probabilities; only with params.includeSubEmotions');
+const Category = z.enum(EMOTIONS).describe('The dominant emotion');
+const Valence = z.number().min(-1).max(1);
+
+export const V1Entry = z
+  .strictObject({
+    text: z.string().describe('"<intensity word> <category>", e.g. "strong anger"'),
+    category: Category,
+    raw: Raw,
+    subEmotions: SubEmotions.optional(),
+  });
+
+export const V2Entry = z
+  .strictObject({
+    category: Category,
+    text: z.string().describe('The analysed text (several messages joined with a newline)'),
+    raw: Raw,
+    intensity: unit,
+    intensityLevel: z.enum(['critical', 'high', 'moderate', 'subtle', 'minimal']),
+    valence: Valence,
+    arousal: unit,
+    complexity: z.enum(['simple', 'layered', 'paradoxical', 'transcendent']),
+    wonderIndex: unit,
+    discoveryLevel: z.enum(['routine', 'normal', 'significant', 'breakthrough', 'transcendent']),
+    subEmotions: SubEmotions.optional(),
+  });
+
+/** V2 batch entries and the V2 stored state's `system` entry. */
+export const V2BriefEntry = z
+  .strictObject({ category: Category, intensity: unit, valence: Valence, arousal: unit, subEmotions: SubEmotions.optional() });
+
+/** `model` picks the entry's shape on either path version (docs/api.md). */
+const Entry = z.union([V2Entry, V1Entry]);
+const BatchEntry = z.union([V2BriefEntry, V1Entry]);
+const Model = z.enum(['emotion-v1', 'emotion-v2']);
+
+const Trend = z
+  .strictObject({ direction: z.enum(['improving', 'declining', 'stable', 'volatile']), valenceTrend: z.number() });
+
+export function emotionResponses(version: 'v1' | 'v2') {
+  const analysisObject = z.literal(version === 'v2' ? 'emotions.analysis' : 'emotions.analyse');
+  const batchUsage = z.strictObject({ total_tokens: count, analyse_tokens: count });
+  return {
+    stateless: z.strictObject({ object: analysisObject, model: Model, emotions: z.strictObject({ _default: Entry }) }),
+    context: z.strictObject({
+      object: analysisObject,
+      model: Model,
+      metadata: z.strictObject({ context_id: z.string() }),
+      emotions: z.strictObject({ user: Entry }),
+      ...(version === 'v2' ? { trajectory: z.strictObject({ trend: Trend }) } : {}),
+    }),
+    state: z.strictObject({
+      object: z.literal('emotions.state'),
+      model: z.literal(`emotion-${version}`),
+      emotions: z.strictObject({ system: version === 'v2' ? V2BriefEntry : V1Entry }),
+      ...(version === 'v2'
+        ? {
+          trajectory: z.strictObject({
+            baseline: z.strictObject({
+              averageIntensity: unit,
+              baselineValence: Valence,
+              averageArousal: unit,
+              dominantCategory: Category,
+              messageCount: count,
+            }),
+            trend: Trend,
+          }),
+        }
+        : {}),
+      metadata: z.strictObject({ context_id: z.string() }),
+    }),
+    message: z.strictObject({
+      object: z.literal('emotions.state'),
+      model: z.literal(`emotion-${version}`),
+      metadata: z.strictObject({ context_id: z.string(), message_id: z.string() }),
+      emotions: z.strictObject({ user: version === 'v2' ? V2Entry : V1Entry }),
+    }),
+    batch: version === 'v2'
+      ? z.strictObject({ object: z.literal('emotions.batch_analysis'), model: Model, emotions: z.array(BatchEntry), usage: batchUsage })
+      : z.strictObject({
+        object: z.literal('emotions.batch_analyse'),
+        model: Model,
+        params: EmotionParams,
+        emotions: z.array(BatchEntry),
+        metadata: z.strictObject({}),
+        usage: batchUsage,
+      }),
+  };
+}
+
+const ConversationMode = z
+  .strictObject({
+    mode: z.enum(CONVERSATION_MODES),
+    confidence: unit,
+    responseStrategy: z.strictObject({ tone: z.string(), approach: z.string() }),
+  });
+
+/** The assistant's entry: V2 four fields and raw; V1 labelled `calm` when the reply carries no marked emotion (docs/chat.md). */
+const AssistantEntry = z.union([
+  z.strictObject({ category: Category, intensity: unit, valence: Valence, arousal: unit, raw: Raw, subEmotions: SubEmotions.optional() }),
+  V1Entry.extend({
+    category: z.enum([...EMOTIONS, 'calm']),
+    text: z.string().describe('"calm", or "<intensity word> <category>", with " and <second emotion>" when one holds a quarter of raw'),
+  }),
+]);
+
+const ChatEmotions = z
+  .strictObject({ user: Entry, assistant: AssistantEntry.optional().describe('Absent when the reply has no text (tool calls only)') });
+
+const ChatUsage = z.strictObject({ prompt_tokens: count, completion_tokens: count, analyse_tokens: count });
+
+/** Sentio's fields after the choices: the same in a completion and in a stream's last chunk. */
+function chatTail(version: 'v1' | 'v2') {
+  return {
+    emotion_model: Model,
+    emotions: ChatEmotions,
+    ...(version === 'v2'
+      ? { conversationMode: ConversationMode, trajectory: z.strictObject({ trend: Trend }).optional().describe('With context_id, once the context has a trend') }
+      : {}),
+    usage: ChatUsage,
+  };
+}
+
+/** The upstream's message, passed through (tool_calls, refusal, reasoning and the like included). */
+const AssistantMessage = z.looseObject({ role: z.literal('assistant'), content: z.string().nullable().optional() });
+
+export function chatResponses(version: 'v1' | 'v2') {
+  const head = { id: z.string(), created: z.int(), model: z.string().describe('The public model name the request used') };
+  return {
+    completion: z.strictObject({
+      ...head,
+      object: z.literal('chat.completion'),
+      choices: z.array(z.looseObject({ index: count, message: AssistantMessage, finish_reason: z.string().nullable() })),
+      ...chatTail(version),
+    }),
+    /** Each `data:` event of a stream: the upstream's chunks relayed, then one with Sentio's fields and no choices, then [DONE]. */
+    chunk: z
+      .strictObject({
+        ...head,
+        object: z.literal('chat.completion.chunk'),
+        choices: z.array(z.looseObject({ index: count.optional() })),
+        ...z.strictObject(chatTail(version)).partial().shape,
+      })
+      .describe('One data: event of a stream: the upstream\'s chunks relayed, then one chunk with Sentio\'s fields and no choices, then [DONE]; an error after the stream began comes as an Error body instead'),
+  };
+}
+
+export const HealthResponse = z.strictObject({ status: z.literal('ok') });
+export const ReadyResponse = z.looseObject({ status: z.literal('ready') }).describe('With the engine\'s provider, model and threads');

@@ -1,0 +1,153 @@
+/**
+ * Every success body a real server sends matches the response schema /openapi.json publishes for its route
+ * (src/api/responses.ts), in every shape a route has: both entry models on both path versions, sub-emotions,
+ * a context with and without a trend, batches, chat with and without a stream, a tool-call-only reply.
+ * The schemas are strict, so a field added to a response without its schema fails here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ZodType } from 'zod';
+import { startTestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
+import { chatResponses, emotionResponses, HealthResponse, ReadyResponse } from '../../src/api/responses.js';
+
+let s: TestServer;
+let llm: FakeLlm;
+let doc: { paths: Record<string, Record<string, { responses: { '200': { content: Record<string, { schema: unknown; 'x-sentio-event-schema'?: unknown }> } } }>> };
+
+beforeAll(async () => {
+  llm = await FakeLlm.start();
+  s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_MODELS: 'chat-model=upstream-model' });
+  doc = await (await s.get('/openapi.json')).json();
+});
+afterAll(async () => {
+  await s?.close();
+  await llm?.close();
+});
+
+/** The body of a 200, checked against `schema`; a mismatch fails with zod's account of where. */
+async function conforms(r: Response | Promise<Response>, schema: ZodType): Promise<Record<string, any>> {
+  const res = await r;
+  const body = await res.json();
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  const parsed = schema.safeParse(body);
+  expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(body)).toEqual([]);
+  return body;
+}
+
+const texts = ['I finally got the job and I cannot stop smiling', 'I am so scared of tomorrow', 'Why would they lie to me like that?'];
+const v2Msgs = (ids = false) => texts.map((t, i) => ({ content: { text: t }, ...(ids ? { externalId: `m${i}` } : {}) }));
+const v1Msgs = (ids = false) => texts.map((t, i) => ({ content: { text: t }, ...(ids ? { external_id: `m${i}` } : {}) }));
+
+describe('emotion endpoints', () => {
+  const V2 = emotionResponses('v2');
+  const V1 = emotionResponses('v1');
+
+  it('V2: stateless, context (before and after a trend), state, message and batch, with either model', async () => {
+    for (const params of [{}, { params: { includeSubEmotions: true } }, { model: 'emotion-v1' }]) {
+      const one = await conforms(s.post('/v2/emotions/analysis', { messages: v2Msgs(), ...params }), V2.stateless);
+      expect(one.emotions._default.category).toBeTypeOf('string');
+      await conforms(s.post('/v2/emotions/batch-analysis', { messages: v2Msgs(), ...params }), V2.batch);
+    }
+    const sub = await conforms(s.post('/v2/emotions/analysis', { messages: v2Msgs(), params: { includeSubEmotions: true } }), V2.stateless);
+    expect(Object.keys(sub.emotions._default.subEmotions)).toHaveLength(28);
+    for (let i = 0; i < 4; i++) {
+      await conforms(s.post('/v2/emotions/shapes-v2/analysis', { messages: [{ content: { text: texts[i % 3]! }, externalId: `m${i}` }] }), V2.context);
+    }
+    const ctx = await conforms(s.post('/v2/emotions/shapes-v2/analysis', { messages: v2Msgs(), model: 'emotion-v1' }), V2.context);
+    expect(ctx.trajectory.trend.direction).toBeTypeOf('string');
+    const state = await conforms(s.get('/v2/emotions/shapes-v2'), V2.state);
+    expect(state.trajectory.baseline.messageCount).toBe(7);
+    await conforms(s.get('/v2/emotions/shapes-v2/message/m1'), V2.message);
+  });
+
+  it('V1: the same five, with either model', async () => {
+    for (const params of [{}, { params: { thresholds: 0.3, includeSubEmotions: true } }, { model: 'emotion-v2' }]) {
+      await conforms(s.post('/v1/emotions/analyse', { messages: v1Msgs(), ...params }), V1.stateless);
+      await conforms(s.post('/v1/emotions/batch-analyse', { messages: v1Msgs(), ...params }), V1.batch);
+      await conforms(s.post('/v1/emotions/shapes-v1/analyse', { messages: v1Msgs(true), ...params }), V1.context);
+    }
+    await conforms(s.get('/v1/emotions/shapes-v1'), V1.state);
+    await conforms(s.get('/v1/emotions/shapes-v1/message/m2'), V1.message);
+  });
+
+  it('a schema refuses a body that breaks it (the check can fail)', async () => {
+    const body = await conforms(s.post('/v2/emotions/analysis', { messages: v2Msgs() }), V2.stateless);
+    expect(V2.stateless.safeParse({ ...body, extra: 1 }).success).toBe(false);
+    expect(V2.stateless.safeParse({ ...body, emotions: { _default: { ...body.emotions._default, valence: 2 } } }).success).toBe(false);
+    expect(V1.stateless.safeParse(body).success).toBe(false); // a V2 object name
+  });
+});
+
+describe('chat', () => {
+  const chatBody = (extra: Record<string, unknown>) => ({ model: 'chat-model', messages: [{ role: 'user', content: 'I feel so alone tonight' }], ...extra });
+
+  /** A stream's events, each checked against the chunk schema; returns the parsed events before [DONE]. */
+  async function streamConforms(path: string, body: unknown, schema: ZodType): Promise<Array<Record<string, any>>> {
+    const r = await s.post(path, body);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const data = (await r.text()).split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+    expect(data.at(-1)).toBe('[DONE]');
+    const events = data.slice(0, -1).map((d) => JSON.parse(d) as Record<string, any>);
+    for (const e of events) {
+      const parsed = schema.safeParse(e);
+      expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(e)).toEqual([]);
+    }
+    return events;
+  }
+
+  for (const version of ['v1', 'v2'] as const) {
+    const path = `/${version}/chat/completions`;
+    const { completion, chunk } = chatResponses(version);
+
+    it(`${version}: completions with either emotion model, a context, sub-emotions and a tool-call-only reply`, async () => {
+      for (const emotion_model of ['emotion-v1', 'emotion-v2']) {
+        const j = await conforms(s.post(path, chatBody({ emotion_model, emotion_model_params: { includeSubEmotions: true } })), completion);
+        expect(j.emotions.assistant).toBeDefined();
+      }
+      for (let i = 0; i < 3; i++) await conforms(s.post(path, chatBody({ emotion_model: `emotion-${version}`, context_id: `chat-shapes-${version}` })), completion);
+      llm.enqueue({ kind: 'reply', content: '', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' }], finishReason: 'tool_calls' });
+      const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+      const t = await conforms(s.post(path, chatBody({ emotion_model: `emotion-${version}`, tools })), completion);
+      expect(t.emotions.assistant).toBeUndefined();
+    });
+
+    it(`${version}: every event of a stream`, async () => {
+      const events = await streamConforms(path, chatBody({ emotion_model: `emotion-${version}`, stream: true, context_id: `chat-stream-${version}` }), chunk);
+      expect(events.length).toBeGreaterThan(2);
+      expect(events.at(-1)!.emotions.user).toBeDefined();
+      expect(events.at(-1)!.usage.analyse_tokens).toBeGreaterThan(0);
+      if (version === 'v2') expect(events.at(-1)!.conversationMode.mode).toBeTypeOf('string');
+    });
+  }
+});
+
+describe('/openapi.json', () => {
+  it('publishes each route\'s response schema, the stream events\' included', async () => {
+    const ok = (path: string, method: string) => doc.paths[path]![method]!.responses['200'].content;
+    const v2Entry = (ok('/v2/emotions/analysis', 'post')['application/json']!.schema as any).properties.emotions.properties._default;
+    const variants = v2Entry.anyOf.map((v: { required: string[] }) => v.required.sort());
+    expect(variants).toContainEqual(['arousal', 'category', 'complexity', 'discoveryLevel', 'intensity', 'intensityLevel', 'raw', 'text', 'valence', 'wonderIndex']);
+    expect(variants).toContainEqual(['category', 'raw', 'text']);
+    const state = ok('/v2/emotions/{contextId}', 'get')['application/json']!.schema as any;
+    expect(state.properties.trajectory.properties.baseline.required).toContain('baselineValence');
+    const chat = ok('/v2/chat/completions', 'post');
+    expect((chat['application/json']!.schema as any).properties.conversationMode.properties.mode.enum).toContain('crisis_intervention');
+    expect((chat['text/event-stream']!['x-sentio-event-schema'] as any).properties.object.const).toBe('chat.completion.chunk');
+    expect((ok('/v1/chat/completions', 'post')['application/json']!.schema as any).properties).not.toHaveProperty('conversationMode');
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      if (path === '/metrics' || path === '/openapi.json') continue;
+      for (const [method, op] of Object.entries(methods)) {
+        if (method === 'head') continue;
+        const schema = op.responses['200'].content['application/json']?.schema as { properties?: object } | undefined;
+        expect(schema?.properties, `${method} ${path}`).toBeDefined();
+      }
+    }
+  });
+
+  it('health and readiness', async () => {
+    await conforms(s.get('/healthz'), HealthResponse);
+    await conforms(s.get('/readyz'), ReadyResponse);
+  });
+});
