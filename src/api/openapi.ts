@@ -1,8 +1,8 @@
 /** GET /openapi.json: an OpenAPI 3.1 document generated from the route table and its zod schemas. */
 import { z } from 'zod';
 import type { ZodType } from 'zod';
-import { ERRORS } from '../errors.js';
 import type { Route } from '../http/server.js';
+import { ErrorResponse } from './responses.js';
 
 function toOpenApiPath(pattern: string): { path: string; params: string[] } {
   const params: string[] = [];
@@ -78,23 +78,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
         bearer: { type: 'http', scheme: 'bearer' },
       },
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['error', 'request_id'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['type', 'code', 'message'],
-              properties: {
-                type: { type: 'string', enum: [...new Set(Object.values(ERRORS).map((e) => e.type))] },
-                code: { type: 'string', enum: Object.keys(ERRORS) },
-                message: { type: 'string' },
-                param: { type: 'string' },
-              },
-            },
-            request_id: { type: 'string' },
-          },
-        },
+        Error: outputSchema(ErrorResponse),
       },
     },
   };

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { EMOTIONS, SUB_EMOTIONS } from '../core/emotions.js';
 import { CONVERSATION_MODES } from '../core/conversation-mode.js';
 import { EmotionParams } from './schemas.js';
+import { ERRORS } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 
 const unit = z.number().min(0).max(1);
 const count = z.int().min(0);
@@ -167,3 +169,14 @@ export function chatResponses(version: 'v1' | 'v2') {
 
 export const HealthResponse = z.strictObject({ status: z.literal('ok') });
 export const ReadyResponse = z.looseObject({ status: z.literal('ready') }).describe('With the engine\'s provider, model and threads');
+
+/** Every error, in the decided shape (docs/errors.md); streamed chat sends it as an event once the stream has begun. */
+export const ErrorResponse = z.strictObject({
+  error: z.strictObject({
+    type: z.enum([...new Set(Object.values(ERRORS).map((e) => e.type))] as [string, ...string[]]),
+    code: z.enum(Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string(),
+    param: z.string().optional(),
+  }),
+  request_id: z.string(),
+});

@@ -9,7 +9,7 @@ import type { ZodType } from 'zod';
 import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
-import { chatResponses, emotionResponses, HealthResponse, ReadyResponse } from '../../src/api/responses.js';
+import { chatResponses, emotionResponses, ErrorResponse, HealthResponse, ReadyResponse } from '../../src/api/responses.js';
 
 let s: TestServer;
 let llm: FakeLlm;
@@ -144,6 +144,24 @@ describe('/openapi.json', () => {
         expect(schema?.properties, `${method} ${path}`).toBeDefined();
       }
     }
+  });
+
+  it('errors, in the shape components/schemas/Error publishes', async () => {
+    const cases: Array<[Promise<Response>, number]> = [
+      [s.post('/v2/emotions/analysis', { messages: [] }), 400],
+      [s.post('/v2/emotions/analysis', { messages: v2Msgs() }, { 'x-api-key': 'nope' }), 401],
+      [s.get('/v2/emotions/never-seen'), 404],
+      [s.get('/v3/nothing'), 404],
+      [s.post('/v2/chat/completions', { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }), 400],
+    ];
+    for (const [r, status] of cases) {
+      const res = await r;
+      const body = await res.json();
+      expect(res.status).toBe(status);
+      const parsed = ErrorResponse.safeParse(body);
+      expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(body)).toEqual([]);
+    }
+    expect((doc as any).components.schemas.Error.properties.error.properties.code.enum).toContain('context_not_found');
   });
 
   it('health and readiness', async () => {
