@@ -1,26 +1,44 @@
 /**
- * `npm run bench:soak [-- --minutes 10 --window 30]`: a mixed workload (stateless, context, batch of 8,
- * GET state) against one Sentio child for a configurable time, reported per window so RSS and latency
- * drift show. Ends with one JSON line.
+ * `npm run bench:soak [-- --minutes 10 --window 30 --store redis]`: a mixed workload (stateless, context,
+ * batch of 8, GET state) against one Sentio child for a configurable time, reported per window so RSS and
+ * latency drift show. `--store redis` keeps Sentio's state in a throw-away redis-server, as several
+ * instances would share it, and reports that server's memory too. Ends with one JSON line.
  */
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { benchTexts } from './lib/texts.js';
 import { runLoad } from './lib/autocannon.js';
 import { freePort, startChild } from './lib/process.js';
+import { startRedis } from '../test/helpers/redis.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, window: { type: 'string', default: '30' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, window: { type: 'string', default: '30' }, store: { type: 'string', default: 'memory' } },
+});
 const minutes = Number(values.minutes);
 const windowS = Number(values.window);
+const store = values.store;
+if (store !== 'memory' && store !== 'redis') throw new Error(`--store must be memory or redis, not ${store}`);
 const KEY = 'sentio_soak_key';
 const texts = benchTexts();
 let cursor = 0;
 const nextText = () => texts[cursor++ % texts.length]!;
 
+/** Bytes the redis-server holds for its data (INFO memory's used_memory). */
+async function redisUsedMb(client: Redis): Promise<number> {
+  const info = await client.info('memory');
+  return Math.round(Number(/used_memory:(\d+)/.exec(info)?.[1]) / 1e5) / 10;
+}
+
 async function main(): Promise<void> {
   const port = await freePort();
+  const redis = store === 'redis' ? await startRedis() : undefined;
+  const client = redis ? new Redis(redis.url, { lazyConnect: true }) : undefined;
+  await client?.connect();
   const child = await startChild('dist/src/main.js', [], {
     SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000', SENTIO_EXECUTION_PROVIDER: 'cpu',
+    // Memory: the store's bound. Redis keeps every context for its 24 h, so its memory grows with the run.
     SENTIO_CONTEXT_MAX: '2000',
+    ...(redis ? { SENTIO_REDIS_URL: redis.url } : {}),
   }, '"sentio listening"');
   // Each request picks one of four kinds in turn; paths and bodies vary.
   let n = 0;
@@ -44,27 +62,34 @@ async function main(): Promise<void> {
     // lost write. A connection's own write was answered before its GET, so `written` is never empty here.
     { method: 'GET' as const, path: () => `/v1/emotions/${written[0]}` },
   ];
-  const windows: Array<{ t: number; rps: number; p50: number; p99: number; rssMb: number; errors: number }> = [];
+  const windows: Array<{ t: number; rps: number; p50: number; p99: number; rssMb: number; redisMb?: number; errors: number }> = [];
   const started = Date.now();
   while (Date.now() - started < minutes * 60_000) {
     const r = await runLoad({
       name: 'soak', url: `http://127.0.0.1:${child.port}`, connections: 16, durationS: windowS, headers: { 'x-api-key': KEY },
       path: '/', mix, buildEachRequest: true,
     });
-    const w = { t: Math.round((Date.now() - started) / 1000), rps: Math.round(r.rps), p50: r.latencyMs.p50, p99: r.latencyMs.p99, rssMb: Math.round(child.rssMb()), errors: r.errors + r.non2xx };
+    const w = {
+      t: Math.round((Date.now() - started) / 1000), rps: Math.round(r.rps), p50: r.latencyMs.p50, p99: r.latencyMs.p99,
+      rssMb: Math.round(child.rssMb()), ...(client ? { redisMb: await redisUsedMb(client) } : {}), errors: r.errors + r.non2xx,
+    };
     windows.push(w);
-    process.stderr.write(`t=${w.t}s ${w.rps} req/s p50 ${w.p50} p99 ${w.p99} ms rss ${w.rssMb} MB errors+non2xx ${w.errors} ${JSON.stringify(r.statuses)} errors ${r.errors}\n`);
+    const redisPart = w.redisMb === undefined ? '' : ` redis ${w.redisMb} MB`;
+    process.stderr.write(`t=${w.t}s ${w.rps} req/s p50 ${w.p50} p99 ${w.p99} ms rss ${w.rssMb} MB${redisPart} errors+non2xx ${w.errors} ${JSON.stringify(r.statuses)} errors ${r.errors}\n`);
   }
   await child.stop();
+  client?.disconnect();
+  await redis?.stop();
   const first = windows[0]!;
   const last = windows[windows.length - 1]!;
   const tail = windows.slice(Math.floor(windows.length / 2));
   console.log(JSON.stringify({
-    minutes, windows: windows.length,
+    minutes, windows: windows.length, store,
     rss_mb_first: first.rssMb, rss_mb_last: last.rssMb, rss_mb_max: Math.max(...windows.map((w) => w.rssMb)),
     // the spread (max − min) over the second half: GC sawtooth when flat, growth when it keeps rising
     rss_range_second_half_mb: Math.max(...tail.map((w) => w.rssMb)) - Math.min(...tail.map((w) => w.rssMb)),
     p99_ms_first: first.p99, p99_ms_last: last.p99, rps_first: first.rps, rps_last: last.rps,
+    ...(first.redisMb !== undefined ? { redis_mb_first: first.redisMb, redis_mb_last: last.redisMb } : {}),
     errors: windows.reduce((a, w) => a + w.errors, 0),
   }));
 }
