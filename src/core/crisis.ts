@@ -20,7 +20,7 @@
  * can cost far more. Recall and false-positive rate on the fixture sets: docs/conversation-modes.md.
  */
 import { crisisModel } from './crisis-model.js';
-import { ANY_LANGUAGE_RULE, APOSTROPHES, FRENCH_TOPIC, INVISIBLE, LANGUAGE_RULES, fold } from './crisis-languages.js';
+import { APOSTROPHES, FRENCH_TOPIC, INVISIBLE, LANGUAGE_RULES, anyLanguageRule, fold } from './crisis-languages.js';
 
 export type CrisisKind = 'suicidal_intent' | 'self_harm' | 'third_party';
 
@@ -635,7 +635,7 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   const folded = fold(text);
   const frenchTopic = FRENCH_TOPIC.test(folded);
   reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined)
-    ?? (ANY_LANGUAGE_RULE.test(folded) ? strongest(LANGUAGE_RULES, folded) : undefined);
+    ?? (anyLanguageRule(folded) ? strongest(LANGUAGE_RULES, folded) : undefined);
   if (reading.direct) return reading;
   if (withContextual) reading.contextual = strongest(frenchTopic ? CONTEXTUAL_BUT_TOPIC : CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));

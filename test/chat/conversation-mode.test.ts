@@ -163,16 +163,16 @@ describe('crisis_intervention', () => {
     expect(m.falseAlarms).toEqual([]);
   });
 
-  // Written blind by a helper session and measured once with the final rules, 2026-11-26: 44/60 recall and
-  // 1/60 false alarm (the English topic rule on "quelqu'un qui parle de suicide au telephone", asked by a
-  // helpline volunteer). Floors at the measured figures: a regression guard, not a target.
+  // Written blind by a helper session (formal and indirect messages among them) and measured once with the
+  // final rules, 2026-11-26 afternoon: 32/60 recall, 0/60 false alarms. Floors at the measured figures: a
+  // regression guard, not a target. (The morning's held-out set, 44/60 and 1/60 then, is development data now.)
   it('other languages, held-out set: recall and false-positive rate stay at their measured level', async () => {
     const { positives, negatives } = F.LANGUAGE_HELD_OUT;
     const m = await measure(positives, negatives);
     console.log(`crisis, other languages, held-out set (${positives.length} + ${negatives.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(44);
-    expect(m.falseAlarms.length).toBeLessThanOrEqual(1);
+    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(32);
+    expect(m.falseAlarms.length).toBeLessThanOrEqual(0);
   });
 
   // 300 everyday messages near the topic (60 a language: idioms, grief, practical questions, suicide spoken of
@@ -195,7 +195,16 @@ describe('crisis_intervention', () => {
       'je veux mourir de rire', 'ich sterbe vor Lachen', 'ich werde mich um die Kinder kümmern', 'no quiero vivir en Madrid',
       // a review's finds: other negations, a social life ended, an idea put out of one's head
       'Ich will nie sterben, ich liebe das Leben!', 'Ich möchte auf keinen Fall sterben.', 'Este proyecto va a acabar con mi vida social',
-      'Esse emprego vai acabar com a minha vida social.', 'Je vais mettre fin à ma vie de célibataire…', 'Diese Idee schlage ich mir selbst aus dem Kopf.']) {
+      'Esse emprego vai acabar com a minha vida social.', 'Je vais mettre fin à ma vie de célibataire…', 'Diese Idee schlage ich mir selbst aus dem Kopf.',
+      // the afternoon's widening (conjugations, belongings given away, doses, jumps, scratching): its near-misses
+      'ho regalato i vestiti vecchi, tanto non mi servono piu', 'regale la bici a mi sobrino, ya no me hace falta', 'dei minhas roupas velhas, nao vou precisar mais delas',
+      'hab die alten Möbel verschenkt, brauch ich eh nicht mehr', 'In dieser Stadt will ich nicht mehr leben', 'wie kann ich nachts nicht mehr aufwachen',
+      'combien de cachets de mélatonine pour pas me réveiller la nuit', 'me rasco hasta sangrar por la alergia, que hago', 'mi gratto fino a sanguinare per la dermatite',
+      'Si tuviera el valor lo haría, dejaría el trabajo y me iría a viajar', 'mi ucciderei per una pizza adesso', 'nadie se daría cuenta si desapareciera la tarta, jaja',
+      'mi sono tagliata di nuovo con la carta, che sbadata', 'Keine Sorge, ich würde mich nie umbringen, bin nur gestresst', 'quero saltar da falésia para o mar, é seguro com 6 metros?',
+      'llevo manga larga para tapar las cicatrices de la operación', 'ich habe ein Seil gekauft für die Hängematte am Baum', "j'ai acheté des cachets pour la migraine, je compte les prendre ce soir",
+      'dei o meu gato pra minha prima porque vou viajar e nao vou estar aqui um mes', 'wie viele Tabletten darf man nehmen, damit man nicht mehr aufwacht nachts? mein Kind schläft schlecht',
+      'sammle ich jetzt meine Vitamintabletten in einer Dose', 'je veux pas me rater mon permis demain', 'voltei a cortar-me o cabelo curto']) {
       expect(detectCrisis(t), t).toBeUndefined();
     }
     // The French frame keeps the English topic rule off French text, not the rest of the third tier.
