@@ -63,11 +63,11 @@ const IT_WORK_HARD = /\b(?:mi |m')(?:ucciderei|ammazzerei) per (?:un|una|uno|del
  */
 export const FRENCH_TOPIC = /\b(?:benevole|ligne d'?ecoute|sos amitie|ecoutant\w*|appelant\w*)\b.{0,160}\bsuicides?\b|\bsuicides? (?:social|sociaux|politique|professionnel|collectif)\b|\bsuicides? (?:chez|parmi) |\b(?:roman|livre|film|article|expose|documentaire|reportage|serie|personnage|cours|lecon|histoire|etude|podcast|chanson|piece|chapitre|prevention|statistiques|chiffres|taux)\b.{0,120}\b(?:du|le|au|de|d'un|sur le|des|les) suicides?\b/;
 
-/** A move or a clear-out explains giving things away ("me mudo", "Umzug", "trasloco"). */
-const MOVING = /\b(?:mudanza|me mudo|mudarme|nos mudamos|mudanca|me mudar|vou mudar|demenag\w*|umzug|umziehen|ziehe? (?:\w+ )?um|ausziehen|trasloco|traslocare|mi trasferisco|trasferirmi|mi trasferiro|viaje|viagem|voyage|reise|viaggio|emigr\w*|auswander\w*)\b/;
+/** A move explains giving things away ("me mudo", "Umzug", "trasloco"). */
+const MOVING = /\b(?:mudanza|me mudo|mudarme|nos mudamos|mudanca|me mudar|vou mudar|demenag\w*|umzug|umziehen|ziehe? (?:\w+ )?um|ausziehen|trasloco|traslocare|mi trasferisco|trasferirmi|mi trasferiro|emigr\w*|auswander\w*)\b/;
 
 /** A trip explains giving a pet or plants away for a while, unless the message says the trip is a cover story. */
-const TRAVEL = /^(?!.*\b(?:na verdade|na vdd|en realidad|en vrdd|en vrai|en fait|in wahrheit|in wirklichkeit|in realta|in verita)\b).*\b(?:viajar|viajo|vou viajar|me voy de viaje|de vacaciones|de ferias|voyager|en vacances|verreisen|in den urlaub|im urlaub|viaggiare|in vacanza|in ferie)\b/;
+const TRAVEL = /^(?!.*\b(?:na verdade|na vdd|en realidad|en vrdd|en vrai|en fait|in wahrheit|in wirklichkeit|in realta|in verita)\b).*\b(?:viajar|viajo|vou viajar|me voy de viaje|de vacaciones|de ferias|voyager|en vacances|verreisen|in den urlaub|im urlaub|viaggiare|in vacanza|in ferie|viaje|viagem|voyage|reise|viaggio)\b/;
 
 /** Old or outgrown things and clear-outs ("roupas velhas", "ausmisten"): giving them away says nothing. */
 const CLEAR_OUT = /\b(?:viej[oa]s?|usad[oa]s?|pequen[oa]s?|velh[oa]s?|vieux|vieille?s?|trop petit\w*|alten?|altes|alter|zu klein|aussortiert|ausmist\w*|entrumpel\w*|vecch[ie]|usat[ie]|troppo piccol\w*|limpieza|ordenar|faxina|destralhar|desapego|rangement|tri|minimalis\w*|sgombero)\b/;
@@ -202,21 +202,14 @@ export const LANGUAGE_RULES: readonly Rule[] = [
     pattern: /\b(?:forma|manera|metodo) (?:menos dolorosa|mas facil|mas rapida|mas segura) de (?:morir|matarse|matarme|suicidarse|suicidarme)\b|\bcuant[oa]s (?:pastillas|pildoras|comprimidos)\b.{0,80}\b(?:para no (?:volver a )?despertar(?:me|se)?|para morir(?:me)?|para matarme|son mortales|es mortal)\b/ },
   { name: 'es_plan', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:elegido|escogido|decidido) (?:el dia|la fecha|el sitio|el lugar)\b.{0,200}\b(?:cartas?|despedida|no es culpa (?:suya|tuya|vuestra)|puente)\b|\b(?:escribi|he escrito|deje escritas?) (?:las |unas |mis )?cartas\b.{0,200}\b(?:puente|acantilado|cuerda|se acabo|esta decidido)\b|\b(?:regalado|regale|he dado)\b.{0,160}\bnadie me (?:va a echar|echara|echaria) de menos\b|\bsi (?:desapareciera|me muriera|me fuera) (?:\w+ ){0,2}nadie (?:se )?(?:daria|va a dar|notaria) (?:ni )?cuenta\b|\bnadie me (?:va a echar|echara|echaria) de menos cuando (?:ya )?no (?:este|estare)\b|\bnadie (?:se )?(?:daria|va a dar|notaria) (?:ni )?(?:cuenta|nada) si (?:yo )?(?:desapareciera|me muriera|me fuera para siempre)\b(?! (?:el|la|los|las|un|una|mi|tu|su)\b)/ },
-  { name: 'es_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: MOVING,
-    // Everything, or a pet, given away for good: "ya no la necesito" alone is a clear-out.
-    pattern: /\b(?:regale|he regalado|regalado|di|he dado|dado|deje)\b.{0,160}\b(?:(?:a )?donde voy (?:ya )?no (?:los|las|lo|la|me) (?:voy a necesitar|necesitare|van a hacer falta|haran falta))\b|\b(?:regale|he regalado|di|he dado) (?:\w+ ){0,3}(?:todas mis cosas|todo lo que tengo|mis cosas|mi perro|mi gato|mis mascotas)\b.{0,120}\bya no (?:los|las|lo|la|me) (?:voy a necesitar|necesitare|van a hacer falta|haran falta)\b/ },
   { name: 'pt_method', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:jeito|forma|maneira|metodo) (?:menos doloros[oa]|mais facil|mais rapid[oa]) de (?:morrer|se matar|me matar|se suicidar|me suicidar)\b|\b(?:qual|que) (?:remedio|comprimido|veneno) mata\b|\bquant[oa]s (?:comprimidos|remedios|pilulas)\b.{0,80}\b(?:pra|para) (?:nao acordar|morrer|me matar)\b/ },
   { name: 'pt_plan', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:escolhi|marquei|decidi) (?:o dia|a data|o lugar)\b.{0,200}\b(?:cartas?|despedida|ponte|nao e culpa)\b|\b(?:deixei|escrevi) (?:as |umas |minhas )?cartas\b.{0,200}\b(?:corda|ponte|vai ser|esta decidido)\b|\b(?:dei|doei)\b.{0,160}\bninguem vai sentir (?:a )?minha falta\b|\bse eu (?:sumisse|morresse|desaparecesse) ninguem (?:ia|iria|vai) (?:nem )?perceber\b|\bninguem (?:ia|iria|vai) (?:nem )?(?:perceber|notar|sentir falta) se eu (?:sumisse|morresse|desaparecesse)\b/ },
-  { name: 'pt_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: MOVING,
-    pattern: /\b(?:dei|doei|passei|distribui)\b.{0,160}\bonde (?:eu )?vou (?:nao|ja nao) (?:vou )?precisar\b|\b(?:dei|doei) (?:\w+ ){0,3}(?:todas as minhas coisas|minhas coisas|tudo o que tenho|meu cachorro|meu gato|meu cao)\b.{0,120}\bnao vou (?:mais )?precisar\b|^(?=.*\b(?:sou um peso|sou um fardo|so atrapalho|ninguem (?:vai|ia|iria) sentir)\b).*\b(?:dei|doei)\b.{0,120}\bnao vou (?:mais )?precisar\b/ },
   { name: 'fr_method', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\b(?:facon|maniere|moyen|methode) (?:la |le )?(?:moins douloureu(?:se|x)|plus (?:rapide|simple|facile)) (?:de|pour) (?:mourir|se suicider|se tuer|me tuer|me suicider|en finir)\b|\b(?:pour |ne pas |pas )me rater(?=\s*(?:[.!?,;]|$|cette fois|encore|comme))|\b(?:moyen|facon|maniere) (?:le |la )?plus (?:doux|douce|simple|rapide) de partir\b|\bcombien de (?:cachets|comprimes|medicaments|pilules|medocs)\b.{0,80}\bpour (?:ne plus (?:se|me) reveiller|(?:ne )?(?:pas|plus) (?:me|se) reveiller(?! (?:la nuit|en pleine nuit|pendant|avant|trop|a \d|au milieu|tot|si tot))|mourir|en finir)\b/ },
   { name: 'fr_plan', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\bj'?ai (?:ecrit|laisse) des lettres\b.{0,200}\b(?:choisi (?:l'endroit|le jour|la date)|tout est pret)\b|\bchoisi (?:l'endroit|le jour|la date)\b.{0,200}\blettres?\b|\b(?:donne|donner)\b.{0,160}\bpersonne (?:ne )?me regretterait\b|\bj'?ai ecrit (?:mes|des|les) lettres\b.{0,200}\b(?:falaise|pont|corde|c'est decide|tout est pret)\b|\bsi je (?:disparaissais|mourais) personne (?:ne )?(?:le )?(?:remarquerait|s'en rendrait compte)\b|\bpersonne (?:ne )?(?:le )?(?:remarquerait|s'en rendrait compte|verrait la difference) si je (?:disparaissais|mourais|n'?etais plus la)\b/ },
-  { name: 'fr_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: MOVING,
-    pattern: /\b(?:donne|offert|distribue)\b.{0,160}\bla ou je vais (?:j(?:e n)?'?en aurai|je n'?aurai) (?:plus |pas )?besoin\b|\b(?:donne|offert) (?:\w+ ){0,3}(?:toutes mes affaires|mes affaires|tout ce que j'?ai|mon chat|mon chien)\b.{0,120}\bj(?:e n)?'?en aurai (?:plus|pas) besoin\b/ },
   { name: 'de_method', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\bwie (?:bringt man sich|kann man sich|bringe ich mich|kann ich mich|totet man sich|toetet man sich) (?:\w+ ){0,3}(?:um|umbringen|toten|toeten)\b|\b(?:schmerzlos(?:este)?|am schmerzlosesten) (?:sterben|umbringen|art zu sterben|methode)\b|\bwie viele (?:\w*tabletten|pillen|\w*mittel)\b.{0,80}\b(?:um (?:(?:nicht|nie) (?:mehr|wieder) aufzuwachen|zu sterben|tot zu sein)|damit (?:man|ich) (?:nicht mehr|nie mehr|nie wieder) aufwach\w*(?! (?:nachts|in der nacht|so fruh|so frueh|mitten))|damit (?:man|ich) stirbt|damit (?:man|ich) tot ist)\b/ },
   { name: 'de_plan', kind: 'suicidal_intent', confidence: 0.85,
@@ -225,8 +218,6 @@ export const LANGUAGE_RULES: readonly Rule[] = [
     pattern: /\b(?:modo|maniera|metodo) (?:meno doloros[oa]|piu (?:veloce|facile|rapido|indolore)) (?:per|di) (?:morire|uccidersi|uccidermi|suicidarsi|suicidarmi|farla finita|togliersi la vita|togliermi la vita)\b|\bquant[ei] (?:pastiglie|pillole|compresse|gocce|farmaci)\b.{0,80}\bper (?:non svegliar(?:mi|si)(?: piu)?|morire|farla finita)\b/ },
   { name: 'it_plan', kind: 'suicidal_intent', confidence: 0.85,
     pattern: /\bho scelto (?:il giorno|la data|il posto)\b.{0,200}\b(?:lettera|lettere|ponte|non e colpa)\b|\b(?:regalato|dato via)\b.{0,160}\bnessuno (?:sentirebbe|sentira) la mia mancanza\b|\bscritto (?:le |delle |due )?lettere\b.{0,200}\b(?:ponte|corda|ho deciso|e deciso)\b|\bse (?:sparissi|morissi) nessuno se ne (?:accorgerebbe|accorgerebbe mai)\b|\bnessuno se ne (?:accorgerebbe|accorgerebbe mai|accorgera) se (?:sparissi|morissi|non ci fossi piu)\b/ },
-  { name: 'it_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: MOVING,
-    pattern: /\b(?:regalato|dato via)\b.{0,160}\bdove vado non mi (?:servono|serviranno|serve|servira)\b|\b(?:regalato|dato via) (?:\w+ ){0,3}(?:tutte le mie cose|le mie cose|tutto quello che ho|il mio cane|il mio gatto)\b.{0,120}\bnon (?:mi )?(?:serviranno|servira) piu\b/ },
   { name: 'es_farewell_letter', kind: 'suicidal_intent', confidence: 0.85, unless: FAREWELL_ELSEWHERE,
     pattern: /\b(?:estoy escribiendo|les estoy escribiendo|le estoy escribiendo|escribi|escribo|he escrito|les escribi|le escribi|deje|dejo|he dejado|tengo escritas?) (?:\w+ ){0,2}cartas? de despedida\b|\bmis cartas de despedida\b/ },
   { name: 'pt_farewell_letter', kind: 'suicidal_intent', confidence: 0.85, unless: FAREWELL_ELSEWHERE,
@@ -237,16 +228,16 @@ export const LANGUAGE_RULES: readonly Rule[] = [
     pattern: /\b(?:schreibe|schreib|geschrieben|hinterlasse|hinterlassen|verfasst) (?:\w+ ){0,3}abschiedsbrief\w*\b|\babschiedsbrief\w* (?:\w+ ){0,3}(?:geschrieben|hinterlassen|verfasst)\b/ },
   { name: 'it_farewell_letter', kind: 'suicidal_intent', confidence: 0.85, unless: FAREWELL_ELSEWHERE,
     pattern: /\b(?:ho scritto|scrivo|sto scrivendo|ho lasciato|lascio|scrivere) (?:\w+ ){0,2}letter[ae] d'?addio\b|\ble mie lettere d'?addio\b/ },
-  { name: 'es_giving_away_future', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
-    pattern: /\b(?:regale|he regalado|regalado|di|he dado|deje)\b.{0,140}\b(?:(?:ya no|no) (?:los|las|lo|la|me) (?:voy a necesitar|necesitare|va a hacer falta|van a hacer falta|hara falta|haran falta)|(?:ya )?no voy a estar (?:mas )?(?:aqui|aca)|ya no (?:estare|voy a estar))\b/ },
-  { name: 'pt_giving_away_future', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
-    pattern: /\b(?:dei|doei|passei)\b.{0,140}\b(?:(?:nao vou (?:mais )?precisar|nao precisarei)(?: mais)?|nao vou (?:mais )?estar (?:mais )?(?:aqui|ca)|ja nao vou (?:estar|ca estar))\b/ },
-  { name: 'fr_giving_away_future', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
-    pattern: /\b(?:j'?|je )?(?:donne|offert|distribue)\b.{0,140}\b(?:j(?:e n)?'?en aurai (?:plus|pas) besoin|je ne serai (?:bientot )?plus la)\b/ },
-  { name: 'de_giving_away_present', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
+  { name: 'es_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
+    pattern: /\b(?:regale|he regalado|regalado|di|he dado|dado|deje)\b.{0,140}\b(?:(?:ya no|no) (?:los|las|lo|la|me) (?:voy a necesitar|necesitare|va a hacer falta|van a hacer falta|hara falta|haran falta)|(?:ya )?no voy a estar (?:mas )?(?:aqui|aca)|ya no (?:estare|voy a estar)|(?:a )?donde voy (?:ya )?no (?:los|las|lo|la|me) (?:voy a necesitar|necesitare|va a hacer falta|van a hacer falta|hara falta|haran falta))\b/ },
+  { name: 'pt_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
+    pattern: /\b(?:dei|doei|passei|distribui)\b.{0,140}\b(?:(?:nao vou (?:mais )?precisar|nao precisarei)(?: mais)?|nao vou (?:mais )?estar (?:mais )?(?:aqui|ca)|ja nao vou (?:estar|ca estar)|onde (?:eu )?vou (?:nao|ja nao) (?:vou )?precisar)\b/ },
+  { name: 'fr_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
+    pattern: /\b(?:j'?|je )?(?:donne|offert|distribue)\b.{0,140}\b(?:j(?:e n)?'?en aurai (?:plus|pas) besoin|je ne serai (?:bientot )?plus la|la ou je vais (?:j(?:e n)?'?en aurai|je n'?aurai) (?:plus |pas )?besoin)\b/ },
+  { name: 'de_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
     pattern: /\b(?:verschenkt|geschenkt|weggegeben|abgegeben)\b.{0,120}\b(?:(?:brauch(?:e)? ich|ich brauch(?:e)?) (?:(?:ihn|sie|es|die|das|den|ja|eh|sowieso|doch|bald|dann) )*nicht mehr|(?:bin ich|ich bin) (?:ja |eh |bald |dann )*nicht mehr da)\b/ },
-  { name: 'it_giving_away_future', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
-    pattern: /\b(?:regalato|dato via)\b.{0,140}\b(?:non (?:mi )?(?:serviranno|servira) piu|non ci saro piu)\b/ },
+  { name: 'it_giving_away', kind: 'suicidal_intent', confidence: 0.8, unless: GIVEN_AWAY_FOR_A_REASON,
+    pattern: /\b(?:regalato|dato via)\b.{0,140}\b(?:non (?:mi )?(?:serviranno|servira) piu|non ci saro piu|dove vado non mi (?:servono|serviranno|serve|servira))\b/ },
   { name: 'any_dose_for_me', kind: 'suicidal_intent', confidence: 0.85, pattern: new RegExp(`^(?=.*${FOR_ME.source}).*${LETHAL_DOSE.source}`) },
   { name: 'es_jump', kind: 'suicidal_intent', confidence: 0.85, unless: JUMP_FOR_FUN,
     pattern: /\b(?:tirarme|aventarme|lanzarme|me tiro|me voy a tirar|me aviento|saltar) (?:desde |de |del |de la |de un |de una |por la |por el |a las |a la )(?:puente|edificio|balcon|ventana|azotea|terraza|acantilado|tren|vias|via del tren|metro)\b/ },
