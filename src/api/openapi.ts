@@ -33,6 +33,28 @@ const IDEMPOTENCY_KEY = {
   description: 'Visible ASCII, at most 255 bytes: a retry with the same key and body is answered from the first response (docs/security.md)',
 };
 
+/** Response headers (docs/api.md, Transport; docs/security.md): each defined once, referenced by the responses that carry it. */
+const HEADERS = {
+  'x-request-id': { description: 'The id in error bodies and in the request\'s log line', schema: { type: 'string' } },
+  'x-inference-time': { description: 'Milliseconds the request waited for the engine (queue and inference); absent on idempotent replays and streams', schema: { type: 'string' } },
+  'ratelimit-limit': { description: 'Requests a key may make per window (IETF RateLimit headers)', schema: { type: 'integer' } },
+  'ratelimit-remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+  'ratelimit-reset': { description: 'Seconds until the window frees a request', schema: { type: 'integer' } },
+  'idempotent-replayed': { description: '"true" when the response is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
+  'retry-after': { description: 'Seconds to wait before retrying (429 and 503)', schema: { type: 'integer' } },
+} as const;
+type HeaderName = keyof typeof HEADERS;
+const ref = (names: readonly HeaderName[], required: readonly HeaderName[] = []) =>
+  Object.fromEntries(names.map((n) => [n, required.includes(n) ? { $ref: `#/components/headers/${n}`, required: true } : { $ref: `#/components/headers/${n}` }]));
+
+/** Headers of a route's 200: every reply has a request id; a keyed request the rate limit's; a POST with a key may be a replay. */
+function successHeaders(r: Route): Record<string, unknown> {
+  const names: HeaderName[] = ['x-request-id'];
+  if (r.auth) names.push('ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset');
+  if (r.auth && r.method === 'post') names.push('x-inference-time', 'idempotent-replayed');
+  return ref(names, names.filter((n) => n === 'x-request-id' || n.startsWith('ratelimit-')));
+}
+
 export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -45,8 +67,12 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
       parameters,
       responses: {
-        '200': { description: 'Success', content: successContent(r) },
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
+        default: {
+          description: 'Error',
+          headers: ref(r.auth ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'] : ['x-request-id', 'retry-after'], ['x-request-id']),
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
       },
     };
     if (r.auth) op['security'] = [{ apiKey: [] }, { bearer: [] }];
@@ -80,6 +106,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       schemas: {
         Error: outputSchema(ErrorResponse),
       },
+      headers: HEADERS,
     },
   };
 }

@@ -164,6 +164,30 @@ describe('/openapi.json', () => {
     expect((doc as any).components.schemas.Error.properties.error.properties.code.enum).toContain('context_not_found');
   });
 
+  it('names the response headers, and a real reply carries every one it says is always there', async () => {
+    const op = (doc.paths['/v2/emotions/analysis']!['post'] as any).responses['200'];
+    expect(Object.keys(op.headers).sort()).toEqual(['idempotent-replayed', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-inference-time', 'x-request-id']);
+    expect(Object.keys((doc.paths['/healthz']!['get'] as any).responses['200'].headers)).toEqual(['x-request-id']);
+    expect(Object.keys((doc as any).components.headers)).toContain('retry-after');
+    for (const [path, method, send] of [
+      ['/v2/emotions/analysis', 'post', () => s.post('/v2/emotions/analysis', { messages: v2Msgs() })],
+      ['/v1/emotions/{context_id}', 'get', async () => {
+        await s.post('/v1/emotions/headers-v1/analyse', { messages: v1Msgs() });
+        return s.get('/v1/emotions/headers-v1');
+      }],
+      ['/healthz', 'get', () => s.get('/healthz')],
+    ] as const) {
+      const res = await send();
+      expect(res.status).toBe(200);
+      const documented = (doc.paths[path]![method] as any).responses['200'].headers as Record<string, { required?: boolean }>;
+      for (const [name, h] of Object.entries(documented)) if (h.required) expect(res.headers.get(name), `${path} ${name}`).not.toBeNull();
+      for (const name of res.headers.keys()) {
+        if (['content-type', 'content-length', 'date', 'uwebsockets', 'connection', 'keep-alive'].includes(name)) continue;
+        expect(documented, `${path}: ${name} is sent but not documented`).toHaveProperty([name]);
+      }
+    }
+  });
+
   it('health and readiness', async () => {
     await conforms(s.get('/healthz'), HealthResponse);
     await conforms(s.get('/readyz'), ReadyResponse);
