@@ -24,40 +24,36 @@ const SubEmotions = z
 const Category = z.enum(EMOTIONS).describe('The dominant emotion');
 const Valence = z.number().min(-1).max(1);
 
-export const V1Entry = z
-  .strictObject({
-    text: z.string().describe('"<intensity word> <category>", e.g. "strong anger"'),
-    category: Category,
-    raw: Raw,
-    subEmotions: SubEmotions.optional(),
-  });
+const V1Entry = z.strictObject({
+  text: z.string().describe('"<intensity word> <category>", e.g. "strong anger"'),
+  category: Category,
+  raw: Raw,
+  subEmotions: SubEmotions.optional(),
+});
 
-export const V2Entry = z
-  .strictObject({
-    category: Category,
-    text: z.string().describe('The analysed text (several messages joined with a newline)'),
-    raw: Raw,
-    intensity: unit,
-    intensityLevel: z.enum(['critical', 'high', 'moderate', 'subtle', 'minimal']),
-    valence: Valence,
-    arousal: unit,
-    complexity: z.enum(['simple', 'layered', 'paradoxical', 'transcendent']),
-    wonderIndex: unit,
-    discoveryLevel: z.enum(['routine', 'normal', 'significant', 'breakthrough', 'transcendent']),
-    subEmotions: SubEmotions.optional(),
-  });
+const V2Entry = z.strictObject({
+  category: Category,
+  text: z.string().describe('The analysed text (several messages joined with a newline)'),
+  raw: Raw,
+  intensity: unit,
+  intensityLevel: z.enum(['critical', 'high', 'moderate', 'subtle', 'minimal']),
+  valence: Valence,
+  arousal: unit,
+  complexity: z.enum(['simple', 'layered', 'paradoxical', 'transcendent']),
+  wonderIndex: unit,
+  discoveryLevel: z.enum(['routine', 'normal', 'significant', 'breakthrough', 'transcendent']),
+  subEmotions: SubEmotions.optional(),
+});
 
 /** V2 batch entries and the V2 stored state's `system` entry. */
-export const V2BriefEntry = z
-  .strictObject({ category: Category, intensity: unit, valence: Valence, arousal: unit, subEmotions: SubEmotions.optional() });
+const V2BriefEntry = z.strictObject({ category: Category, intensity: unit, valence: Valence, arousal: unit, subEmotions: SubEmotions.optional() });
 
 /** `model` picks the entry's shape on either path version (docs/api.md). */
 const Entry = z.union([V2Entry, V1Entry]);
 const BatchEntry = z.union([V2BriefEntry, V1Entry]);
 const Model = z.enum(['emotion-v1', 'emotion-v2']);
 
-const Trend = z
-  .strictObject({ direction: z.enum(['improving', 'declining', 'stable', 'volatile']), valenceTrend: z.number() });
+const Trend = z.strictObject({ direction: z.enum(['improving', 'declining', 'stable', 'volatile']), valenceTrend: z.number() });
 
 export function emotionResponses(version: 'v1' | 'v2') {
   const analysisObject = z.literal(version === 'v2' ? 'emotions.analysis' : 'emotions.analyse');
@@ -110,12 +106,11 @@ export function emotionResponses(version: 'v1' | 'v2') {
   };
 }
 
-const ConversationMode = z
-  .strictObject({
-    mode: z.enum(CONVERSATION_MODES),
-    confidence: unit,
-    responseStrategy: z.strictObject({ tone: z.string(), approach: z.string() }),
-  });
+const ConversationMode = z.strictObject({
+  mode: z.enum(CONVERSATION_MODES),
+  confidence: unit,
+  responseStrategy: z.strictObject({ tone: z.string(), approach: z.string() }),
+});
 
 /** The assistant's entry: V2 four fields and raw; V1 labelled `calm` when the reply carries no marked emotion (docs/chat.md). */
 const AssistantEntry = z.union([
@@ -126,8 +121,10 @@ const AssistantEntry = z.union([
   }),
 ]);
 
-const ChatEmotions = z
-  .strictObject({ user: Entry, assistant: AssistantEntry.optional().describe('Absent when the reply has no text (tool calls only)') });
+const ChatEmotions = z.strictObject({
+  user: Entry,
+  assistant: AssistantEntry.optional().describe('Absent when the reply has no text (tool calls only)'),
+});
 
 const ChatUsage = z.strictObject({ prompt_tokens: count, completion_tokens: count, analyse_tokens: count });
 
