@@ -1,11 +1,12 @@
 /**
- * Crisis phrasings in Spanish, Portuguese, French, German and Italian: the direct ones only.
+ * Crisis phrasings in Spanish, Portuguese, French, German and Italian: what is said in so many words.
  *
  * The emotion model and the learned crisis signal read English (other languages are mostly unknown word
  * pieces to them), and the English rules read English words, so without these "quiero morir" or "ich will
  * sterben" chose no crisis mode at all. These rules cover what a person says outright (wanting to die, to
  * kill themselves, not wanting to live, harming themselves, someone else saying so) and the commonest
- * indirect signs (better off without me, pills saved up, a farewell, a plan with letters and a place). The
+ * indirect signs (better off without me, pills saved up, farewell letters, belongings given away "since I won't
+ * need them", a dose asked "for me", a plan with a date, a place or a rope). The
  * English tiers' affect gate and learned signal have no counterpart here; docs/conversation-modes.md lists
  * what is missed.
  *
