@@ -44,8 +44,9 @@ const HEADERS = {
   'retry-after': { description: 'Seconds to wait before retrying (429 and 503)', schema: { type: 'integer' } },
 } as const;
 type HeaderName = keyof typeof HEADERS;
+/** A response's headers: references, except where `required` must be said (a reference takes no sibling fields). */
 const ref = (names: readonly HeaderName[], required: readonly HeaderName[] = []) =>
-  Object.fromEntries(names.map((n) => [n, required.includes(n) ? { $ref: `#/components/headers/${n}`, required: true } : { $ref: `#/components/headers/${n}` }]));
+  Object.fromEntries(names.map((n) => [n, required.includes(n) ? { ...HEADERS[n], required: true } : { $ref: `#/components/headers/${n}` }]));
 
 /** Headers of a route's 200: every reply has a request id; a keyed request the rate limit's; a POST with a key may be a replay. */
 function successHeaders(r: Route): Record<string, unknown> {

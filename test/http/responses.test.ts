@@ -9,6 +9,7 @@ import type { ZodType } from 'zod';
 import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { chatResponses, emotionResponses, ErrorResponse, HealthResponse, ReadyResponse } from '../../src/api/responses.js';
 
 let s: TestServer;
@@ -162,6 +163,12 @@ describe('/openapi.json', () => {
       expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(body)).toEqual([]);
     }
     expect((doc as any).components.schemas.Error.properties.error.properties.code.enum).toContain('context_not_found');
+  });
+
+  it('is a valid OpenAPI 3.1 document (checked against the specification\'s own schema)', async () => {
+    const result = await new Validator().validate(doc as object);
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
   });
 
   it('names the response headers, and a real reply carries every one it says is always there', async () => {
