@@ -4,6 +4,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CONVERSATION_MODES } from './core/conversation-mode.js';
+import { CRISIS_KINDS } from './core/crisis.js';
 import type { RequestLogEntry } from './http/server.js';
 import type { Transferred } from './store/context-store.js';
 
@@ -84,6 +86,15 @@ export class Metrics {
     name: 'sentio_llm_errors_total', help: 'Upstream LLM failures by kind',
     labelNames: ['kind'] as const, registers: [this.registry],
   });
+  /** Every mode and kind starts at 0, so that a rate or an alert on one has a series before its first turn. */
+  readonly conversationModes = zeroed(new Counter({
+    name: 'sentio_chat_conversation_modes_total', help: 'Chat turns by the conversation mode chosen for the latest user message',
+    labelNames: ['mode'] as const, registers: [this.registry],
+  }), 'mode', CONVERSATION_MODES);
+  readonly crisisSignals = zeroed(new Counter({
+    name: 'sentio_chat_crisis_signals_total', help: 'Chat turns that chose crisis_intervention, by the kind of signal behind it',
+    labelNames: ['kind'] as const, registers: [this.registry],
+  }), 'kind', CRISIS_KINDS);
 
   readonly #engine: EngineMetricsSource;
 
@@ -162,4 +173,9 @@ export class Metrics {
     this.#latency.observe({ route: e.route, method: e.method }, e.latency_ms / 1000);
     if (e.analysed_tokens > 0) this.#tokens.inc(e.analysed_tokens);
   }
+}
+
+function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonly string[]): Counter<L> {
+  for (const v of values) counter.inc({ [label]: v } as Partial<Record<L, string>>, 0);
+  return counter;
 }

@@ -22,7 +22,8 @@
 import { crisisModel } from './crisis-model.js';
 import { APOSTROPHES, FRENCH_TOPIC, INVISIBLE, LANGUAGE_RULES, anyLanguageRule, fold } from './crisis-languages.js';
 
-export type CrisisKind = 'suicidal_intent' | 'self_harm' | 'third_party';
+export const CRISIS_KINDS = ['suicidal_intent', 'self_harm', 'third_party'] as const;
+export type CrisisKind = (typeof CRISIS_KINDS)[number];
 
 export interface CrisisSignal {
   kind: CrisisKind;

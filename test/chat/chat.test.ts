@@ -558,6 +558,28 @@ describe('upstream failures', () => {
     expect(await errorOf(r)).toMatchObject({ code: 'upstream_error' });
   });
 
+  it('the modes chosen reach /metrics, crisis signals by kind, each series there from the start', async () => {
+    const read = async () => {
+      const text = await (await s.get('/metrics')).text();
+      const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+      return {
+        crisis: value('sentio_chat_conversation_modes_total{mode="crisis_intervention"}'),
+        celebratory: value('sentio_chat_conversation_modes_total{mode="celebratory"}'),
+        intent: value('sentio_chat_crisis_signals_total{kind="suicidal_intent"}'),
+        thirdParty: value('sentio_chat_crisis_signals_total{kind="third_party"}'),
+      };
+    };
+    const before = await read();
+    expect(Number.isFinite(before.thirdParty)).toBe(true); // a series with no turn behind it yet
+    expect((await s.post(V2, v2([user('I want to kill myself tonight')]))).status).toBe(200);
+    expect((await s.post(V1, v1([user('We just got engaged!! I am so happy')]))).status).toBe(200);
+    const after = await read();
+    expect(after.crisis - before.crisis).toBe(1);
+    expect(after.intent - before.intent).toBe(1);
+    expect(after.celebratory - before.celebratory).toBe(1);
+    expect(after.thirdParty).toBe(before.thirdParty);
+  });
+
   it('upstream latency and failures reach /metrics', async () => {
     const text = await (await s.get('/metrics')).text();
     expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false"\} [1-9]/);

@@ -41,8 +41,8 @@ export interface ChatDeps {
   service: EmotionService;
   config: Config;
   logger: Logger;
-  /** Upstream latency and failures for /metrics. */
-  metrics?: Pick<Metrics, 'llmLatency' | 'llmErrors'>;
+  /** Upstream latency and failures, and the modes chosen, for /metrics. */
+  metrics?: Pick<Metrics, 'llmLatency' | 'llmErrors' | 'conversationModes' | 'crisisSignals'>;
 }
 
 /** The user's side of the turn, ready before (guidance on) or beside (guidance off) the LLM call. */
@@ -179,6 +179,8 @@ class ChatTurn {
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
       reading,
     });
+    this.deps.metrics?.conversationModes.inc({ mode: mode.mode });
+    if (mode.crisis) this.deps.metrics?.crisisSignals.inc({ kind: mode.crisis.kind });
     return { reported, stored, mode, trend };
   }
 
