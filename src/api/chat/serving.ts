@@ -64,8 +64,7 @@ export function chatRoutes(deps: ChatDeps): Route[] {
     pattern: d.path,
     auth: true,
     requestSchema: d.schema,
-    responseSchema: chatResponses(d.version).completion,
-    streamSchema: chatResponses(d.version).chunk,
+    ...chatResponseSchemas(d.version),
     summary: `Chat completion with emotion analysis (${d.version})`,
     handler: (ctx, body) => {
       if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
@@ -377,6 +376,12 @@ class ChatTurn {
       sse.end();
     }
   }
+}
+
+/** The completion's schema and each stream event's, for /openapi.json. */
+function chatResponseSchemas(version: 'v1' | 'v2'): Pick<Route, 'responseSchema' | 'streamSchema'> {
+  const { completion, chunk } = chatResponses(version);
+  return { responseSchema: completion, streamSchema: chunk };
 }
 
 function textOf(m: ChatMessage): string {
