@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
@@ -28,6 +29,22 @@ describe('observability', () => {
     expect(text).toMatch(/sentio_engine_batch_size_texts_count [1-9]/);
     expect(text).toMatch(/sentio_engine_inference_duration_seconds_count [1-9]/);
     expect(text).toContain('sentio_llm_request_duration_seconds');
+  });
+
+  it('every metric docs/deployment.md names (its table and its alerts) is one the server exposes', async () => {
+    const doc = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Metrics'), doc.indexOf('## Logs'));
+    const text = await (await s.get('/metrics')).text();
+    const exposed = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
+    // a histogram's series carry _bucket, _sum and _count; `x_{a,b}_y` is two names, `x{a,b}` one name and its labels
+    const named = [...section.matchAll(/\bsentio_[a-z0-9_{},]+/g)].flatMap(([n]) => {
+      const m = /^(.*)\{([a-z0-9_,]+)\}(.*)$/.exec(n);
+      return m && m[1]!.endsWith('_') ? m[2]!.split(',').map((v) => m[1] + v + m[3]) : [n.replace(/\{.*$/, '')];
+    }).map((n) => n.replace(/_(bucket|sum|count)$/, '')).filter((n) => !n.endsWith('_'));
+    expect(named.length).toBeGreaterThan(15);
+    // registered only where copies of contexts cross a boundary (Redis, HTTP workers), as the table says
+    const whereItApplies = new Set(['sentio_context_messages_transferred_total']);
+    for (const n of new Set(named)) if (!whereItApplies.has(n)) expect(exposed.has(n), n).toBe(true);
   });
 
   it('unknown methods, paths and context ids add no metrics series', async () => {
