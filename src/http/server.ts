@@ -239,6 +239,15 @@ export class HttpServer {
     this.#app.close();
   }
 
+  /** The key a request presents, verified; throws the 401 (missing or not valid) otherwise. */
+  #authenticate(xApiKey: string, authorization: string): ApiKeyInfo {
+    const key = presentedKey(xApiKey, authorization);
+    if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
+    const info = key ? this.#opts.keys.verify(key) : undefined;
+    if (!info) throw new AppError('invalid_api_key', 'the API key is not valid');
+    return info;
+  }
+
   #unmatched(res: HttpResponse, req: HttpRequest): void {
     const requestId = newRequestId();
     const path = req.getUrl();
@@ -252,12 +261,16 @@ export class HttpServer {
     const allowed = methods.some((m) => m !== method);
     // The key first here too (spec: every request without a valid key gets 401): a caller without one
     // learns nothing of the routes.
-    const key = presentedKey(req.getHeader('x-api-key'), req.getHeader('authorization'));
-    const keyInfo = key ? this.#opts.keys.verify(key) : undefined;
-    const err = key === undefined ? new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer')
-      : !keyInfo ? new AppError('invalid_api_key', 'the API key is not valid')
-        : allowed ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
-          : new AppError('route_not_found', `no route for ${method} ${path}`);
+    let keyInfo: ApiKeyInfo | undefined;
+    let err: AppError;
+    try {
+      keyInfo = this.#authenticate(req.getHeader('x-api-key'), req.getHeader('authorization'));
+      err = allowed ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
+        : new AppError('route_not_found', `no route for ${method} ${path}`);
+    } catch (refused) {
+      if (!(refused instanceof AppError)) throw refused;
+      err = refused;
+    }
     const headers: Record<string, string> = keyInfo && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers });
     this.#opts.onRequestDone?.({
@@ -340,10 +353,7 @@ export class HttpServer {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
       if (route.auth) {
-        const key = presentedKey(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
-        if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
-        ctx.key = key ? this.#opts.keys.verify(key) : undefined;
-        if (!ctx.key) throw new AppError('invalid_api_key', 'the API key is not valid');
+        ctx.key = this.#authenticate(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
         if (route.shed !== false && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
           throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
         }
