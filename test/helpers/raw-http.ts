@@ -9,6 +9,17 @@ export interface RawResponse {
   closed: boolean;
 }
 
+/** A response's status line and headers (names lower-cased), from the text before the blank line. */
+export function parseHead(head: string): { status: number; headers: Record<string, string> } {
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) {
+    const i = l.indexOf(':');
+    headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
+  }
+  return { status: Number(statusLine!.split(' ')[1]), headers };
+}
+
 /** Send `request` bytes; resolve with the first response, or with status 0 if the server just closes. */
 export function rawRequest(port: number, request: string | Buffer, opts: { endAfterWrite?: boolean; timeoutMs?: number } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
@@ -27,13 +38,7 @@ export function rawRequest(port: number, request: string | Buffer, opts: { endAf
         resolve({ status: 0, headers: {}, body: text, closed });
         return;
       }
-      const [statusLine, ...lines] = text.slice(0, headEnd).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of lines) {
-        const i = l.indexOf(':');
-        headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
-      }
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(headEnd + 4), closed });
+      resolve({ ...parseHead(text.slice(0, headEnd)), body: text.slice(headEnd + 4), closed });
     };
     sock.on('data', (d) => {
       data = Buffer.concat([data, d]);

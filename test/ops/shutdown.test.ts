@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import { parseHead } from '../helpers/raw-http.js';
 
 const KEY = 'sentio_test_shutdown_key';
 
@@ -176,13 +177,11 @@ async function keepAlive(port: number): Promise<{ get(path: string): Promise<{ s
         const text = data.toString('utf8');
         const headEnd = text.indexOf('\r\n\r\n');
         if (headEnd >= 0) {
-          const [statusLine, ...lines] = text.slice(0, headEnd).split('\r\n');
-          const headers: Record<string, string> = {};
-          for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+          const { status, headers } = parseHead(text.slice(0, headEnd));
           const length = Number(headers['content-length'] ?? 0);
           if (data.length >= headEnd + 4 + length) {
             data = data.subarray(headEnd + 4 + length);
-            return { status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(headEnd + 4, headEnd + 4 + length) };
+            return { status, headers, body: text.slice(headEnd + 4, headEnd + 4 + length) };
           }
         }
         if (sock.destroyed) throw new Error(`connection closed before a reply to ${path}`);
