@@ -12,6 +12,7 @@ import type { Eq, EqParams } from './eq.js';
 import { aggregateState, baselineOf, discoveryReference, discoverySum, scoresOf, trendOf } from './trajectory.js';
 import type { Baseline, Trend } from './trajectory.js';
 import { appendedSince, findMessage } from '../store/context-store.js';
+import { PerKeyQueue } from '../store/per-key-queue.js';
 import type { ContextRecord, ContextStore, MessageList, Role, StoredMessage } from '../store/context-store.js';
 
 /** The engine as the core sees it. */
@@ -62,6 +63,8 @@ export class EmotionService {
    * request, so each append derives its history's sum from the one it read (#seedDiscoverySum).
    */
   readonly #discoverySums = new WeakMap<MessageList, number>();
+  /** Context analyses in the order they arrived, per context (see analyzeContext). */
+  readonly #arrivals = new PerKeyQueue();
 
   constructor(
     private readonly engine: ScoreSource,
@@ -95,27 +98,37 @@ export class EmotionService {
   async analyzeContext(
     contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal, once?: string,
   ): Promise<ContextAnalysis> {
-    const [scores, before] = await Promise.all([
-      this.score(messages.map((m) => m.text), signal),
-      this.store.get(contextId),
-    ]);
-    const prior = before?.messages ?? [];
-    const priorSum = this.#discoverySum(prior);
-    const baselineDiscovery = discoveryReference(priorSum, prior.length);
-    const now = this.now();
-    const stored = messages.map((m, i) => toStored(m, scores[i]!, computeEq(scores[i]!, opts.eq, baselineDiscovery), now));
-    if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
-    const record = await this.store.append(contextId, stored, once);
-    this.#seedDiscoverySum(before, priorSum, record);
-    let combined = combineMessages(scores);
-    const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
-    if (state) combined = blend(combined, state, opts.smoothing);
-    return {
-      text: joinTexts(messages),
-      scores: combined,
-      eq: computeEq(combined, opts.eq, baselineDiscovery),
-      trend: trendOf(record.messages),
-    };
+    // Scoring starts at once; the read and append wait for the requests that arrived before this one in
+    // the same context, so a short request cannot overtake a long one and a context keeps arrival order.
+    const scoring = this.score(messages.map((m) => m.text), signal);
+    scoring.catch(noop); // awaited in its turn; until then a rejection must not count as unhandled
+    return this.#arrivals.run(contextId, async () => {
+      const scores = await scoring;
+      const before = await this.store.get(contextId);
+      const prior = before?.messages ?? [];
+      const priorSum = this.#discoverySum(prior);
+      const baselineDiscovery = discoveryReference(priorSum, prior.length);
+      const now = this.now();
+      // Each message is read against the history before it, this request's earlier messages included.
+      let sum = priorSum;
+      const stored = messages.map((m, i) => {
+        const eq = computeEq(scores[i]!, opts.eq, discoveryReference(sum, prior.length + i));
+        sum += eq.discoveryScore;
+        return toStored(m, scores[i]!, eq, now);
+      });
+      if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
+      const record = await this.store.append(contextId, stored, once);
+      this.#seedDiscoverySum(before, priorSum, record);
+      let combined = combineMessages(scores);
+      const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
+      if (state) combined = blend(combined, state, opts.smoothing);
+      return {
+        text: joinTexts(messages),
+        scores: combined,
+        eq: computeEq(combined, opts.eq, baselineDiscovery),
+        trend: trendOf(record.messages),
+      };
+    });
   }
 
   #discoverySum(messages: MessageList): number {
@@ -228,3 +241,4 @@ export function blend(current: Scores, state: Scores, alpha: number): Scores {
   return { ...mixed, tokens: current.tokens };
 }
 
+function noop(): void {}

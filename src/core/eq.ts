@@ -105,7 +105,7 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
     intensityLevel: intensityLevel(round4(intensity)),
     valence,
     arousal,
-    complexity: complexityOf(s, wonderIndex, intensity),
+    complexity: complexityOf(s, round4(wonderIndex), round4(intensity)), // the shown values, as above
     wonderIndex,
     discoveryScore,
     discoveryLevel: discoveryLevel(discoveryScore),
