@@ -66,6 +66,10 @@ const EnvSchema = z.object({
   SENTIO_MAX_MESSAGES: int(64, 1),
   SENTIO_MAX_BATCH_MESSAGES: int(1_024, 1),
   SENTIO_MAX_CHAT_MESSAGES: int(256, 1),
+  /** UTF-8 bytes of an id or key; each ends up in store keys and log lines, hence the ceiling. */
+  SENTIO_MAX_CONTEXT_ID_BYTES: int(128, 1, 4_096),
+  SENTIO_MAX_EXTERNAL_ID_BYTES: int(128, 1, 4_096),
+  SENTIO_MAX_IDEMPOTENCY_KEY_BYTES: int(255, 1, 4_096),
   /** A request whose body has not fully arrived after this long gets its connection closed. */
   SENTIO_REQUEST_TIMEOUT_MS: int(30_000, 1, MAX_TIMER_MS),
   /** On SIGTERM/SIGINT, how long in-flight requests and streams may take to finish before they are cut. */
@@ -239,9 +243,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       messages: e.SENTIO_MAX_MESSAGES,
       batchMessages: e.SENTIO_MAX_BATCH_MESSAGES,
       chatMessages: e.SENTIO_MAX_CHAT_MESSAGES,
-      contextIdBytes: 128,
-      externalIdBytes: 128,
-      idempotencyKeyBytes: 255,
+      contextIdBytes: e.SENTIO_MAX_CONTEXT_ID_BYTES,
+      externalIdBytes: e.SENTIO_MAX_EXTERNAL_ID_BYTES,
+      idempotencyKeyBytes: e.SENTIO_MAX_IDEMPOTENCY_KEY_BYTES,
     },
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SENTIO_SHUTDOWN_GRACE_MS,

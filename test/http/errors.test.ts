@@ -252,6 +252,16 @@ describe('payload limits (413)', () => {
     } finally {
       await t.close();
     }
+    const ids = await startTestServer({ SENTIO_MAX_CONTEXT_ID_BYTES: '8', SENTIO_MAX_EXTERNAL_ID_BYTES: '300', SENTIO_MAX_IDEMPOTENCY_KEY_BYTES: '4' });
+    try {
+      await expectError(await ids.get(`/v2/emotions/${'c'.repeat(9)}`), 400, 'invalid_request_error', 'context_id_too_long', 'context_id');
+      expect((await ids.post(`/v2/emotions/${'c'.repeat(8)}/analysis`, { messages: [{ ...msg(), externalId: 'x'.repeat(300) }] })).status).toBe(200);
+      await expectError(await ids.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: 'x'.repeat(301) }] }), 400, 'invalid_request_error', 'external_id_too_long', 'messages[0].externalId');
+      await expectError(await ids.post('/v2/emotions/analysis', { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(5) }), 400, 'invalid_request_error', 'idempotency_key_invalid', 'Idempotency-Key');
+      expect((await ids.post('/v2/emotions/analysis', { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(4) })).status).toBe(200);
+    } finally {
+      await ids.close();
+    }
   });
 });
 
