@@ -251,6 +251,12 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// Synchronous, for the JS 'exit' event: afterwards no engine thread runs while exit() tears ONNX Runtime down.
+Napi::Value StopAll(const Napi::CallbackInfo& info) {
+  Worker::StopAll();
+  return info.Env().Undefined();
+}
+
 Napi::Value Dispose(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return UnwrapHandle(env, info[0])->Dispose(env);
@@ -281,6 +287,7 @@ Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
   exports.Set("tokenize", Napi::Function::New<Guarded<Tokenize>>(env, "tokenize"));
   exports.Set("info", Napi::Function::New<Guarded<Info>>(env, "info"));
   exports.Set("dispose", Napi::Function::New<Guarded<Dispose>>(env, "dispose"));
+  exports.Set("stopAll", Napi::Function::New<Guarded<StopAll>>(env, "stopAll"));
   return exports;
 }
 

@@ -36,9 +36,11 @@ ErrorInfo DescribeCurrentException(const char* fallback_code) {
 
 // Workers alive in this process. process.exit() does not run Node's environment clean-up (so no
 // ThreadSafeFunction finalizer): it goes straight to exit(), whose static destructors would tear down
-// ONNX Runtime under a running engine thread. An atexit handler stops and joins every engine first; it
-// is registered again after each load, because exit() runs handlers in reverse order of registration
-// and ONNX Runtime registers destructors for statics it creates lazily during session creation and the
+// ONNX Runtime under a running engine thread. So every engine is stopped and joined first: from the JS
+// 'exit' event (Worker::StopAll, src/engine/binding.ts), which comes before exit() even while a load is
+// still creating its session, and from an atexit handler for exits that skip that event. The handler is
+// registered again after each load, because exit() runs handlers in reverse order of registration and
+// ONNX Runtime registers destructors for statics it creates lazily during session creation and the
 // first runs.
 std::mutex live_mutex;
 std::unordered_set<Worker*>& Live() {
@@ -137,6 +139,8 @@ Napi::Promise Worker::Dispose(Napi::Env env) {
   completion_.Ref(env);  // keep the loop alive until the thread has gone and the promise settles
   return deferred.Promise();
 }
+
+void Worker::StopAll() { StopAllAtExit(); }
 
 void Worker::StopAndJoin() {
   Stop();

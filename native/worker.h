@@ -82,6 +82,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   void Stop();
   // Stop and wait for every engine thread (process exit; Finalize()).
   void StopAndJoin();
+  // StopAndJoin() on every worker of the process, loading ones included (the JS 'exit' event).
+  static void StopAll();
   // Main thread: a promise settled once the thread has exited and the session is freed.
   Napi::Promise Dispose(Napi::Env env);
 

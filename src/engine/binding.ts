@@ -1,6 +1,6 @@
 /**
  * The only place that loads the native addon (build/Release/sentio.node, built by `npm run build:native`).
- * It declares the addon's five functions and wraps them so that every failure, thrown or rejected, comes
+ * It declares the addon's six functions and wraps them so that every failure, thrown or rejected, comes
  * out as one of the engine's typed errors (errors.ts). The addon is loaded on first use, so importing
  * the engine costs nothing where it is never started.
  */
@@ -96,9 +96,11 @@ interface RawBinding {
   tokenize(handle: NativeHandle, texts: readonly string[]): Promise<NativeTokens>;
   info(handle: NativeHandle): NativeInfo;
   dispose(handle: NativeHandle): Promise<void>;
+  /** Stops and joins every engine's threads, synchronously (process exit). */
+  stopAll(): void;
 }
 
-export type NativeBinding = RawBinding;
+export type NativeBinding = Omit<RawBinding, 'stopAll'>;
 
 const CANDIDATES = repoPathCandidates('build', 'Release', 'sentio.node');
 
@@ -113,6 +115,10 @@ function loadRaw(): RawBinding {
   }
   try {
     raw = createRequire(import.meta.url)(path) as RawBinding;
+    // process.exit() goes on to C exit(), whose static destructors free ONNX Runtime: no engine thread may
+    // still be running then, a load's included (native/worker.cc, Live()).
+    const addon = raw;
+    process.once('exit', () => addon.stopAll());
   } catch (err) {
     // Node appends a "Require stack:" list to the message; the first line says what failed.
     const reason = (err as Error).message.split('\n')[0];
