@@ -493,25 +493,27 @@ export class PassThrough<I, O> implements Dispatcher<I, O> {
       throw new EngineOverloadedError(`analysis queue full: ${this.#pending} texts pending, limit ${this.#maxQueue}`);
     }
     this.#pending += items.length;
-    try {
-      const chunks: Promise<O[]>[] = [];
-      for (let i = 0; i < items.length; i += this.#maxBatchSize) {
-        chunks.push(this.#runOne(items.slice(i, i + this.#maxBatchSize)));
-      }
-      const all = Promise.all(chunks).then((parts) => parts.flat());
-      if (!signal) return await all;
-      return await new Promise<O[]>((resolve, reject) => {
-        const onAbort = (): void => {
-          this.#stats.aborted++;
-          reject(abortReason(signal));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-      });
-    } finally {
+    const chunks: Promise<O[]>[] = [];
+    for (let i = 0; i < items.length; i += this.#maxBatchSize) {
+      chunks.push(this.#runOne(items.slice(i, i + this.#maxBatchSize)));
+    }
+    // The texts count against maxQueue until their runs end, not until the call settles: an aborted call's
+    // runs are already in the addon and still cost it (counted at settling, a flood of calls aborted
+    // at once queued 19,200 texts behind a limit of 64).
+    void Promise.allSettled(chunks).then(() => {
       this.#pending -= items.length;
       this.#notifyIdle();
-    }
+    });
+    const all = Promise.all(chunks).then((parts) => parts.flat());
+    if (!signal) return all;
+    return new Promise<O[]>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#stats.aborted++;
+        reject(abortReason(signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   async #runOne(items: I[]): Promise<O[]> {

@@ -13,7 +13,7 @@ import type { BatcherStats, Dispatcher } from './batcher.js';
 import type { CancelSignal } from './cancel.js';
 import { MicroBatcher, PassThrough } from './batcher.js';
 import { estimateTokens } from './estimate.js';
-import { EngineDisposedError, EngineInputError, ModelLoadError } from './errors.js';
+import { EngineDisposedError, EngineInputError, InferenceError, ModelLoadError } from './errors.js';
 import type { ModelManifest } from './model-files.js';
 import { readModelFiles, TOKENIZER_FILE } from './model-files.js';
 import type { EngineOptions, ResolvedEngineOptions } from './options.js';
@@ -122,6 +122,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   }).catch((err: unknown) => {
     // The options were checked above: what the addon refuses as an argument is the tokenizer's tables.
     if (err instanceof EngineInputError) throw new ModelLoadError(`${join(dir, TOKENIZER_FILE)}: ${err.message}`, { cause: err });
+    // A failed warm-up run (a tokenizer id past the model's vocabulary, say) is a model that cannot load.
+    if (err instanceof InferenceError) throw new ModelLoadError(`${files.modelPath}: warm-up run failed: ${err.message}`, { cause: err });
     throw err;
   });
   let nativeInfo: NativeInfo;

@@ -505,7 +505,12 @@ describe('PassThrough (batching off)', () => {
     await expect(pass.submit(['c'])).rejects.toBeInstanceOf(EngineOverloadedError);
     ac.abort();
     await expect(first).rejects.toBeInstanceOf(EngineAbortedError);
+    // The aborted call's run is still in the engine: its texts count until it ends.
+    await expect(pass.submit(['c'])).rejects.toBeInstanceOf(EngineOverloadedError);
+    expect(pass.stats()).toMatchObject({ inFlightBatches: 1, inFlightTexts: 2 });
     release();
+    await pass.drain();
+    expect(pass.stats()).toMatchObject({ inFlightBatches: 0, inFlightTexts: 0 });
     const next = pass.submit(['c']);
     release();
     await expect(next).resolves.toEqual(['c']);
