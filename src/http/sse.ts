@@ -17,7 +17,11 @@ export class SseStream {
   #drain: (() => void) | undefined;
   /** Set when interrupt() ended the stream. */
   interrupted = false;
-  /** Sees every event sent (idempotency records streams to replay them). */
+  /**
+   * Sees every event the producer sends, also once the reader has gone (idempotency records streams to
+   * replay them): a chat turn is stored before its last two events, and a reader that leaves then must
+   * find the whole reply on retry, not run the turn a second time.
+   */
   tap: ((data: string) => void) | undefined;
 
   constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean, isDraining: () => boolean) {
@@ -40,8 +44,8 @@ export class SseStream {
 
   /** Write one `data:` event; resolves once the socket has room for more. */
   async send(data: string): Promise<void> {
-    if (this.closed) return;
     this.tap?.(data);
+    if (this.closed) return;
     let ok = true;
     this.#res.cork(() => {
       this.#writeHead();
