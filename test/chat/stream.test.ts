@@ -342,6 +342,20 @@ describe('shutdown during a stream', () => {
     }
   });
 
+  // The stream's first chunk restarted the clock, so an upstream that sent its headers at the first token
+  // (as OpenAI does) had its whole time to first token left out.
+  it('the LLM latency of a stream runs from the request to the last token, the wait for headers included', async () => {
+    const sum = async (): Promise<number> => {
+      const text = await (await s.get('/metrics')).text();
+      return [...text.matchAll(/^sentio_llm_request_duration_seconds_sum\{[^}]*stream="true"[^}]*\} (\S+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    };
+    const before = await sum();
+    llm.enqueue({ kind: 'reply', ttftMs: 400 });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    expect((await sum()) - before).toBeGreaterThanOrEqual(0.4);
+  });
+
   // It used to get a connection reset, logged 499 as if the client had left.
   it('a request still waiting for the LLM when the grace period ends gets a 503, logged 503', async () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });

@@ -229,7 +229,8 @@ class ChatTurn {
 
   /** Call the upstream; a failure is rethrown as the API error that explains it. */
   async #upstream<T>(call: () => Promise<T>): Promise<T> {
-    this.#llmStarted = performance.now();
+    // From the first call: a stream's second (its first chunk) must not drop the wait for its headers.
+    if (this.#llmStarted === 0) this.#llmStarted = performance.now();
     try {
       return await call();
     } catch (err) {
