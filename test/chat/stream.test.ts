@@ -424,6 +424,21 @@ describe('malformed upstream streams', () => {
     expect(events.at(-2)!.json!.emotions.assistant.category).toBe('joy');
   });
 
+  // Azure OpenAI opens every stream with a chunk of no choices (prompt_filter_results): the stream used
+  // to start there, so a failure right after it came as a 200 with an in-band error.
+  it('chunks without choices before the first real one do not start the stream: a failure after them is a 502', async () => {
+    const opener = sse({ id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0 }] });
+    llm.enqueue({ kind: 'raw', pieces: [opener, sse({ error: { message: 'content filtered', type: 'invalid_request_error' } })] });
+    const { res } = await streamChat(V2, body([user('hi')]));
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as Record<string, any>).error.code).toBe('upstream_error');
+    llm.enqueue({ kind: 'raw', pieces: [opener, chunk([{ index: 0, delta: { role: 'assistant', content: 'hello there' }, finish_reason: 'stop' }]), 'data: [DONE]\n\n'] });
+    const ok = await streamChat(V2, body([user('hi')]));
+    expect(ok.res.status).toBe(200);
+    expect(ok.events.map((e) => e.json?.choices?.[0]?.delta?.content).filter(Boolean).join('')).toBe('hello there');
+    expect(ok.events.at(-1)!.data).toBe('[DONE]');
+  });
+
   it('[DONE] without a finish_reason → an error event, and the server keeps serving', async () => {
     llm.enqueue({ kind: 'raw', pieces: [chunk([{ index: 0, delta: { content: 'hi there' } }]), 'data: [DONE]\n\n'] });
     const { events } = await streamChat(V2, body([user('hi')]));

@@ -109,12 +109,20 @@ class ChatTurn {
     const body = this.#upstreamBody(messages);
     if (this.req.stream) {
       const upstream = await this.#upstream(() => this.client.stream(body, this.#abort.signal, this.ctx.requestId));
-      // Sentio's stream starts with the upstream's first chunk: an upstream that fails before it (an error
-      // event, a stall, an event that is not JSON, nothing at all) gets an ordinary HTTP error, not a 200.
+      // Sentio's stream starts with the upstream's first chunk that has a choice to relay: an upstream that
+      // fails before it (an error event, a stall, an event that is not JSON, nothing at all) gets an ordinary
+      // HTTP error, not a 200. Chunks without choices before it (Azure opens with prompt_filter_results)
+      // would relay nothing; the usage one of them carries is kept.
       const first = await this.#upstream(async () => {
-        const next = await upstream[Symbol.asyncIterator]().next();
-        if (next.done) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
-        return next.value;
+        const chunks = upstream[Symbol.asyncIterator]();
+        let usage: UpstreamChunk['usage'];
+        for (;;) {
+          const next = await chunks.next();
+          if (next.done) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
+          const chunk = next.value;
+          if (chunk.choices && chunk.choices.length > 0) return usage && !chunk.usage ? { ...chunk, usage } : chunk;
+          if (chunk.usage) usage = chunk.usage;
+        }
       });
       return { stream: (sse) => this.#forward(sse, first, upstream, analysis, messages) };
     }
