@@ -142,6 +142,19 @@ describe('crisis_intervention', () => {
     expect(j.conversationMode.mode).toBe('crisis_intervention');
   });
 
+  // The crisis rules score an earlier message whose phrase needs its affect: that is model input for the
+  // request, and DECISIONS.md counts every such token in analyse_tokens (they were left out).
+  it('an earlier message scored for the crisis rules counts in analyse_tokens', async () => {
+    const earlier = 'I am standing on the bridge right now';
+    const chat = async (messages: Array<{ role: string; content: string }>) =>
+      ((await (await s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages })).json()) as { usage: { analyse_tokens: number }; conversationMode: Mode });
+    const alone = await chat([{ role: 'user', content: 'ok' }]);
+    const after = await chat([{ role: 'user', content: earlier }, { role: 'assistant', content: 'I hear you.' }, { role: 'user', content: 'ok' }]);
+    expect(after.conversationMode.mode).toBe('crisis_intervention');
+    const batch = (await (await s.post('/v2/emotions/batch-analysis', { messages: [{ content: { text: earlier } }] })).json()) as { usage: { analyse_tokens: number } };
+    expect(after.usage.analyse_tokens - alone.usage.analyse_tokens).toBe(batch.usage.analyse_tokens);
+  });
+
   it('the text rules alone (without the emotion model) already catch the explicit phrasings', () => {
     for (const t of F.CRISIS_DEVELOPMENT) expect(detectCrisis(t), t).toBeDefined();
     for (const t of [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4]) {

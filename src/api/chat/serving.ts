@@ -54,6 +54,8 @@ interface UserAnalysis {
   mode: ConversationMode;
   /** The user's trajectory before this turn, when the context has enough of it. */
   trend: Trend | undefined;
+  /** Model input tokens of earlier user messages scored for the crisis rules (they count in usage). */
+  historyTokens: number;
 }
 
 export function chatRoutes(deps: ChatDeps): Route[] {
@@ -177,18 +179,19 @@ class ChatTurn {
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
     // The message as it was said, not smoothed towards the context: smoothing is how the scores are
     // shown, and it had moved a crisis message out of the affect gate of the crisis rules' third tier.
+    const earlierUser = await this.#earlierUser(priorUser);
     const mode = decideMode({
       text: this.#userText,
       scores: stored.scores,
       eq: stored.eq,
-      earlierUser: await this.#earlierUser(priorUser),
+      earlierUser: earlierUser.messages,
       trend,
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
       reading,
     });
     this.deps.metrics?.conversationModes.inc({ mode: mode.mode });
     if (mode.crisis) this.deps.metrics?.crisisSignals.inc({ kind: mode.crisis.kind });
-    return { reported, stored, mode, trend };
+    return { reported, stored, mode, trend, historyTokens: earlierUser.scoredTokens };
   }
 
   /**
@@ -196,7 +199,7 @@ class ChatTurn {
    * with the emotion model's scores where a crisis rule needs them (a stored message's; a message of the
    * request's history is scored here, which only a third-tier crisis phrase asks for).
    */
-  async #earlierUser(priorUser: readonly StoredMessage[]): Promise<EarlierMessage[]> {
+  async #earlierUser(priorUser: readonly StoredMessage[]): Promise<{ messages: EarlierMessage[]; scoredTokens: number }> {
     const out: EarlierMessage[] = [];
     const sent = new Set<string>();
     for (let i = this.req.userIndex - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
@@ -212,14 +215,16 @@ class ChatTurn {
       if (!sent.has(m.text)) out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
     }
     const unscored = out.filter((m) => m.reading && crisisNeedsAffect(m.reading));
+    let scoredTokens = 0;
     if (unscored.length > 0) {
       const scored = await this.deps.service.score(unscored.map((m) => m.text), this.ctx.signal, this.req.guidance);
       unscored.forEach((m, i) => {
         m.scores = scored[i]!;
         m.eq = computeEq(m.scores, this.req.eq);
+        scoredTokens += m.scores.tokens;
       });
     }
-    return out;
+    return { messages: out, scoredTokens };
   }
 
   #upstreamBody(messages: ReadonlyArray<{ role: string }>): Record<string, unknown> {
@@ -294,7 +299,7 @@ class ChatTurn {
       const [scores] = await service.score([kept], this.ctx.signal);
       reply = { text: kept, scores: scores!, eq: computeEq(scores!, this.req.eq) };
     }
-    const analysed = user.stored.scores.tokens + (reply?.scores.tokens ?? 0);
+    const analysed = user.stored.scores.tokens + user.historyTokens + (reply?.scores.tokens ?? 0);
     this.ctx.analysedTokens += analysed;
 
     let trend: Trend | undefined;
