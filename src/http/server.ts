@@ -129,9 +129,18 @@ export interface ServerOptions {
   mapError?: (err: unknown) => AppError | undefined;
 }
 
-const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'idempotency-key', 'accept'];
+const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'transfer-encoding', 'idempotency-key', 'accept'];
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/**
+ * A body that uWS, answered before reading it, would read and throw away to keep the connection alive:
+ * declared past the cap, or chunked (no bound at all). A client without a key could feed it gigabytes;
+ * such a request gets its connection closed instead. A small body is still skipped and keep-alive goes on.
+ */
+function costlyToSkip(contentLength: string | undefined, transferEncoding: string | undefined, maxBodyBytes: number): boolean {
+  return Number(contentLength ?? '0') > maxBodyBytes || Boolean(transferEncoding);
+}
 
 function newRequestId(): string {
   return `req_${randomHex(12)}`;
@@ -272,7 +281,8 @@ export class HttpServer {
       err = refused;
     }
     const headers: Record<string, string> = keyInfo && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
-    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers });
+    const closeConnection = this.#draining || costlyToSkip(req.getHeader('content-length'), req.getHeader('transfer-encoding'), this.#opts.maxBodyBytes);
+    writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers, closeConnection });
     this.#opts.onRequestDone?.({
       request_id: requestId, key_id: keyInfo?.id, method: known, route: 'unmatched', status: err.status,
       latency_ms: 0, analysed_tokens: 0,
@@ -349,6 +359,7 @@ export class HttpServer {
     const slot = this.#freeSlots.pop() ?? this.#interrupts.length;
     this.#interrupts[slot] = interrupt;
 
+    let bodyRead = false;
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
@@ -396,11 +407,13 @@ export class HttpServer {
         if (refusal) throw refusal;
         rawParams.forEach((p, i) => params.push(decodeParam(p, i)));
       } catch (err) {
-        // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on.
+        // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on (the
+        // reply closes the connection instead where that could mean skipping without bound: costlyToSkip).
         stop?.abort();
         throw err;
       }
       const raw = reading && (await reading);
+      bodyRead = reading !== undefined;
       const body = raw && parseJsonObject(raw);
       const next = () => Promise.resolve(route.handler(ctx, body));
       const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(
@@ -431,7 +444,8 @@ export class HttpServer {
       const replyHeaders = { ...ctx.replyHeaders, ...reply.headers };
       // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
       res.cork(() => writeJson(res, reply.status, json, ctx.requestId, {
-        headers: replyHeaders, closeConnection: this.#draining, contentType: reply.contentType, inferenceMs: ctx.inferenceMs, head,
+        headers: replyHeaders, contentType: reply.contentType, inferenceMs: ctx.inferenceMs, head,
+        closeConnection: this.#draining || (!bodyRead && costlyToSkip(headers['content-length'], headers['transfer-encoding'], this.#opts.maxBodyBytes)),
       }));
     };
 
@@ -445,8 +459,10 @@ export class HttpServer {
         }
         const appErr = err instanceof AppError ? err : this.#opts.mapError?.(err);
         if (appErr) {
-          // A body refused mid-upload cannot be drained cheaply: answer, then close the connection.
-          sendError(appErr, appErr.code === 'body_too_large');
+          // A body refused mid-upload, or refused unread and too large to skip, is not drained: answer,
+          // then close the connection.
+          sendError(appErr, appErr.code === 'body_too_large' ||
+            (!bodyRead && costlyToSkip(headers['content-length'], headers['transfer-encoding'], this.#opts.maxBodyBytes)));
         } else {
           this.#opts.logger.error({ err, request_id: ctx.requestId }, 'unhandled error');
           sendError(new AppError('internal_error', 'internal server error'));

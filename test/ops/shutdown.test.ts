@@ -49,6 +49,7 @@ describe('graceful shutdown', () => {
     const llm = await FakeLlm.start();
     const s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' });
     const conn = await keepAlive(s.sentio.port);
+    const unmatched = await keepAlive(s.sentio.port);
     let closed: Promise<void> | undefined;
     try {
       const before = await conn.get('/readyz');
@@ -69,12 +70,16 @@ describe('graceful shutdown', () => {
       expect(during.status).toBe(503);
       expect(JSON.parse(during.body).error.code).toBe('not_ready');
       expect(during.headers['connection']).toBe('close'); // a draining server closes each connection after its reply
+      const nowhere = await unmatched.get('/nowhere'); // a request no route takes: answered the same way
+      expect(nowhere.status).toBe(404);
+      expect(nowhere.headers['connection']).toBe('close');
       expect(chatStatus, 'the drain had already ended').toBeUndefined();
       await closed;
       await chat;
       expect(chatStatus).toBe(503); // cut at the end of the grace period
     } finally {
       conn.destroy();
+      unmatched.destroy();
       await (closed ?? s.close());
       await llm.close();
     }

@@ -78,6 +78,59 @@ describe('hostile input', () => {
     expect((await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'still alive' } }] })).status).toBe(200);
   });
 
+  // A 401 (or 404, 415) kept the connection, and uWS read and threw away whatever body followed to keep
+  // it alive: a client without a key fed it 19 GB in 8 s. Bodies past the cap or chunked are not skipped now.
+  it('a request answered before its body is read has its connection closed when that body is too large to skip', async () => {
+    const cap = 64 * 1024 * 1024;
+    const feed = (head: string, chunked: boolean) => new Promise<{ sent: number; reply: string; closedByServer: boolean }>((resolve) => {
+      let sent = 0;
+      let reply = '';
+      let closed = false;
+      const piece = Buffer.alloc(64 * 1024, 'a');
+      const frame = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+      const sock = net.connect(s.sentio.port, '127.0.0.1', () => {
+        sock.write(head);
+        const pump = (): void => {
+          while (!closed && sent < cap) {
+            sent += frame.length;
+            if (!sock.write(frame)) return void sock.once('drain', pump);
+          }
+          if (!closed) resolve({ sent, reply, closedByServer: false });
+          sock.destroy();
+        };
+        pump();
+      });
+      sock.on('data', (b) => { reply += b.toString('latin1'); });
+      sock.on('error', () => undefined);
+      sock.on('close', () => { closed = true; resolve({ sent, reply, closedByServer: sent < cap }); });
+    });
+    const cases: Array<[string, boolean, number]> = [
+      ['POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\nContent-Length: 100000000000\r\n\r\n', false, 401],
+      ['POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', true, 401],
+      [`POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n`, true, 415],
+      [`POST /nowhere HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\nContent-Length: 100000000000\r\n\r\n`, false, 404],
+    ];
+    for (const [head, chunked, status] of cases) {
+      const r = await feed(head, chunked);
+      expect(r.reply.startsWith(`HTTP/1.1 ${status} `), r.reply.slice(0, 80)).toBe(true);
+      expect(r.closedByServer, `${head.split('\r\n')[0]}: ${r.sent} bytes taken`).toBe(true);
+    }
+    // A small body refused unread is skipped, and the connection serves the next request.
+    const small = post('/v2/emotions/analysis', '{"messages":[{"content":{"text":"hi"}}]}', { 'content-type': 'application/json' });
+    const replies = await new Promise<string[]>((resolve, reject) => {
+      const got: string[] = [];
+      const sock = net.connect(s.sentio.port, '127.0.0.1', () => sock.write(small));
+      sock.on('data', (b) => {
+        got.push(b.toString('latin1'));
+        if (got.length === 1) sock.write(small); // on the same connection, after the first answer
+        else { sock.destroy(); resolve(got); }
+      });
+      sock.on('close', () => resolve(got));
+      sock.on('error', reject);
+    });
+    expect(replies.map((r) => r.slice(0, 13))).toEqual(['HTTP/1.1 401 ', 'HTTP/1.1 401 ']);
+  });
+
   it('a body that never arrives gives its in-flight slot back, logged as 499 or 408', async () => {
     // Two slots: before the fix, two such requests held them for good and every later request got 503.
     const small = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '2', SENTIO_REQUEST_TIMEOUT_MS: '300' });
