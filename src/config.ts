@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
+import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES } from './store/memory-store.js';
 import { ENGINE_OPTION_MAX } from './engine/options.js';
 import { shippedModelDir } from './repo-paths.js';
 
@@ -43,6 +44,8 @@ const EnvSchema = z.object({
   SENTIO_CONTEXT_MAX: int(100_000, 1, 10_000_000),
   /** Messages kept per context; the oldest is evicted past this (its lookup then answers 404). */
   SENTIO_CONTEXT_MAX_MESSAGES: int(1_000, 1),
+  /** Estimated MiB of all contexts held in process together; past it the least recently used go. */
+  SENTIO_CONTEXT_MAX_MB: int(512, 1, 1_048_576),
   /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
   SENTIO_REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
@@ -122,6 +125,8 @@ export interface Config {
   contextTtlSeconds: number;
   contextMax: number;
   contextMaxMessages: number;
+  /** Estimated bytes of the in-process contexts together (the memory store). */
+  contextMaxBytes: number;
   redisUrl: string | undefined;
   redisPrefix: string;
   redisTimeoutMs: number;
@@ -209,6 +214,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`${String(issue?.path[0] ?? 'environment')}: ${issue?.message ?? 'invalid'}`);
   }
   const e = parsed.data;
+  // One context at its largest must fit, or the store could not keep it at all (lru-cache drops an entry
+  // larger than its bound).
+  const fullContext = CONTEXT_OVERHEAD_BYTES + e.SENTIO_CONTEXT_MAX_MESSAGES * (MESSAGE_OVERHEAD_BYTES + e.SENTIO_MAX_MESSAGE_BYTES);
+  if (e.SENTIO_CONTEXT_MAX_MB * 1_048_576 < fullContext) {
+    throw new ConfigError(`SENTIO_CONTEXT_MAX_MB: must hold one full context (SENTIO_CONTEXT_MAX_MESSAGES messages of SENTIO_MAX_MESSAGE_BYTES), at least ${Math.ceil(fullContext / 1_048_576)}`);
+  }
   if ((e.SENTIO_TLS_CERT === undefined) !== (e.SENTIO_TLS_KEY === undefined)) {
     throw new ConfigError('SENTIO_TLS_CERT and SENTIO_TLS_KEY must be set together');
   }
@@ -230,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     contextTtlSeconds: e.SENTIO_CONTEXT_TTL_SECONDS,
     contextMax: e.SENTIO_CONTEXT_MAX,
     contextMaxMessages: e.SENTIO_CONTEXT_MAX_MESSAGES,
+    contextMaxBytes: e.SENTIO_CONTEXT_MAX_MB * 1_048_576,
     redisUrl: e.SENTIO_REDIS_URL,
     redisPrefix: e.SENTIO_REDIS_PREFIX,
     redisTimeoutMs: e.SENTIO_REDIS_TIMEOUT_MS,

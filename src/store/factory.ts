@@ -25,7 +25,7 @@ export interface StateStores {
   close(): Promise<void>;
 }
 
-export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'contextCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages'>;
+export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'contextCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages' | 'contextMaxBytes'>;
 
 export interface OpenStoresOptions {
   logger?: Logger | undefined;
@@ -69,6 +69,7 @@ export async function openStores(config: StoreConfig, opts: OpenStoresOptions = 
     ttlSeconds: config.contextTtlSeconds,
     maxContexts: config.contextMax,
     maxMessagesPerContext: config.contextMaxMessages,
+    maxBytes: config.contextMaxBytes,
     now: opts.now,
   });
   return {

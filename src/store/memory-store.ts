@@ -1,26 +1,57 @@
-/** The default, in-process context store: an LRU (lru-cache) bounded in contexts, with per-entry TTL. */
+/**
+ * The default, in-process context store: an LRU (lru-cache) bounded in contexts and in estimated bytes,
+ * with per-entry TTL.
+ */
 import { LRUCache } from 'lru-cache';
-import type { ContextRecord, ContextStore, StoredMessage } from './context-store.js';
+import type { ContextRecord, ContextStore, MessageList, StoredMessage } from './context-store.js';
 import { extendWindow } from './message-window.js';
+
+/**
+ * Estimated heap bytes of a stored message beside its text (scores, EQ, ids: about 1 KB measured,
+ * docs/context-and-trajectory.md), and of a context beside its messages.
+ */
+export const MESSAGE_OVERHEAD_BYTES = 1024;
+export const CONTEXT_OVERHEAD_BYTES = 512;
+
+/** A message's estimated size: its overhead and one byte per UTF-16 unit of its text. */
+export function messageSize(m: StoredMessage): number {
+  return MESSAGE_OVERHEAD_BYTES + m.text.length;
+}
 
 export interface MemoryStoreOptions {
   ttlSeconds: number;
   maxContexts: number;
   maxMessagesPerContext: number;
+  /**
+   * Estimated bytes of every context together; past it the least recently used go. Must hold one full
+   * context (the config checks it). Default 512 MiB.
+   */
+  maxBytes?: number;
   /** Injectable clock (tests); milliseconds. */
   now?: () => number;
+}
+
+const DEFAULT_MAX_BYTES = 512 * 1_048_576;
+
+function sizeOf(messages: MessageList): number {
+  let size = CONTEXT_OVERHEAD_BYTES;
+  for (const m of messages) size += messageSize(m);
+  return size;
 }
 
 export class MemoryContextStore implements ContextStore {
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #maxMessages: number;
   readonly #now: () => number;
+  /** Each record's estimated size, carried from append to append (summing a history per append costs it whole). */
+  readonly #sizes = new WeakMap<MessageList, number>();
 
   constructor(opts: MemoryStoreOptions) {
     this.#now = opts.now ?? Date.now;
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#cache = new LRUCache<string, ContextRecord>({
       max: opts.maxContexts,
+      maxSize: opts.maxBytes ?? DEFAULT_MAX_BYTES,
       ttl: opts.ttlSeconds * 1000,
       ttlAutopurge: false,
       updateAgeOnGet: false,
@@ -45,8 +76,20 @@ export class MemoryContextStore implements ContextStore {
       total: (prev?.total ?? 0) + messages.length,
       messages: extendWindow(prev?.messages, messages, this.#maxMessages),
     };
-    this.#cache.set(contextId, record); // set() restarts the TTL: expiry slides with each write
+    const size = this.#sizeAfter(prev?.messages, messages, record.messages);
+    this.#sizes.set(record.messages, size);
+    this.#cache.set(contextId, record, { size }); // set() restarts the TTL: expiry slides with each write
     return record;
+  }
+
+  /** The size of `after`: `before`'s, plus what was added, less what the window let go of. */
+  #sizeAfter(before: MessageList | undefined, added: readonly StoredMessage[], after: MessageList): number {
+    const held = before?.length ?? 0;
+    let size = before ? (this.#sizes.get(before) ?? sizeOf(before)) : CONTEXT_OVERHEAD_BYTES;
+    for (const m of added) size += messageSize(m);
+    const evicted = held + added.length - after.length;
+    for (let i = 0; i < evicted; i++) size -= messageSize(i < held ? before!.at(i)! : added[i - held]!);
+    return size;
   }
 
   async size(): Promise<number> {

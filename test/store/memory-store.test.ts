@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
-import { MemoryContextStore } from '../../src/store/memory-store.js';
+import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES, MemoryContextStore } from '../../src/store/memory-store.js';
 import { storedMessage } from '../helpers/stored-message.js';
 
 const message = storedMessage;
@@ -71,5 +71,27 @@ describe('MemoryContextStore', () => {
     expect(await store.get('slide')).toBeDefined();
     now += 2_000; // 61 s after the second write
     expect(await store.get('slide')).toBeUndefined();
+  });
+
+  // Bounded only in contexts, 100,000 contexts of 1,000 messages of 8 KiB each was hundreds of GB: one key
+  // at its quota added about 290 MB a minute (a reviewer's probe). The bound is in estimated bytes too.
+  it('keeps the estimated bytes of all contexts under maxBytes, the least recently used going first', async () => {
+    const big = (id: string): StoredMessage => ({ ...message(id), text: 'x'.repeat(8_192) });
+    const perMessage = MESSAGE_OVERHEAD_BYTES + 8_192;
+    const maxBytes = CONTEXT_OVERHEAD_BYTES * 4 + perMessage * 40; // four contexts of 10 messages
+    const store = new MemoryContextStore({ ttlSeconds: 60, maxContexts: 1_000, maxMessagesPerContext: 10, maxBytes });
+    // A context past its message bound keeps its size: evicted messages leave the estimate.
+    for (let i = 0; i < 25; i++) await store.append('old', [big(`o${i}`)]);
+    expect((await store.get('old'))!.messages.length).toBe(10);
+    for (let c = 0; c < 3; c++) for (let i = 0; i < 10; i++) await store.append(`c${c}`, [big(`${c}-${i}`)]);
+    expect(await store.size()).toBe(4);
+    await store.append('c3', [big('new')]); // over the bound: the least recently used context goes
+    expect(await store.get('old')).toBeUndefined();
+    expect(await store.size()).toBe(4);
+    for (const id of ['c0', 'c1', 'c2', 'c3']) expect(await store.get(id), id).toBeDefined();
+    // Many small contexts: the count stays far below maxContexts, the bytes bound it.
+    for (let i = 0; i < 500; i++) await store.append(`s${i}`, [big(`s${i}`)]);
+    expect(await store.size()).toBeLessThanOrEqual(Math.floor(maxBytes / (CONTEXT_OVERHEAD_BYTES + perMessage)));
+    expect(await store.get('s499')).toBeDefined();
   });
 });

@@ -21,6 +21,14 @@ describe('config bounds', () => {
     }
   });
 
+  it('SENTIO_CONTEXT_MAX_MB must hold one full context', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY }).contextMaxBytes).toBe(512 * 1_048_576);
+    // 1,000 messages of 8 KiB and their overhead: about 9 MiB
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '8' })).toThrow(/SENTIO_CONTEXT_MAX_MB: .*at least 9/);
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '9' }).contextMaxBytes).toBe(9 * 1_048_576);
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '1', SENTIO_CONTEXT_MAX_MESSAGES: '100' }).contextMaxBytes).toBe(1_048_576);
+  });
+
   // The LRU sets aside its index for every slot at start: 200 million slots failed after 8 s and 1.7 GB.
   it('SENTIO_CONTEXT_MAX is bounded at ten million contexts', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000000' }).contextMax).toBe(10_000_000);
