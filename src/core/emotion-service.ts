@@ -98,16 +98,18 @@ export class EmotionService {
   async analyzeContext(
     contextId: string, messages: readonly MessageInput[], opts: AnalysisOptions, signal?: CancelSignal, once?: string,
   ): Promise<ContextAnalysis> {
-    // Scoring starts at once; the read and append wait for the requests that arrived before this one in
-    // the same context, so a short request cannot overtake a long one and a context keeps arrival order.
+    // Scoring and the read start at once, as before. The append waits until the requests to this context
+    // that arrived before this one have handed theirs to the store (or failed): the store keeps the order
+    // it is handed (the Redis store queues per context), so a short request cannot overtake a long one.
+    // Only the hand-over waits, not the store's answer, so a stalled store bounds each request alone.
     const scoring = this.score(messages.map((m) => m.text), signal);
-    scoring.catch(noop); // awaited in its turn; until then a rejection must not count as unhandled
-    return this.#arrivals.run(contextId, async () => {
-      const scores = await scoring;
-      const before = await this.store.get(contextId);
+    const reading = this.store.get(contextId);
+    scoring.catch(noop); // both awaited in this request's turn; until then a rejection is not unhandled
+    reading.catch(noop);
+    const turn = await this.#arrivals.run(contextId, async () => {
+      const [scores, before] = await Promise.all([scoring, reading]);
       const prior = before?.messages ?? [];
       const priorSum = this.#discoverySum(prior);
-      const baselineDiscovery = discoveryReference(priorSum, prior.length);
       const now = this.now();
       // Each message is read against the history before it, this request's earlier messages included.
       let sum = priorSum;
@@ -117,18 +119,22 @@ export class EmotionService {
         return toStored(m, scores[i]!, eq, now);
       });
       if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
-      const record = await this.store.append(contextId, stored, once);
-      this.#seedDiscoverySum(before, priorSum, record);
-      let combined = combineMessages(scores);
-      const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
-      if (state) combined = blend(combined, state, opts.smoothing);
-      return {
-        text: joinTexts(messages),
-        scores: combined,
-        eq: computeEq(combined, opts.eq, baselineDiscovery),
-        trend: trendOf(record.messages),
-      };
+      const appending = this.store.append(contextId, stored, once);
+      appending.catch(noop); // awaited below, once the turn has passed to the next request
+      return { scores, before, prior, priorSum, appending };
     });
+    const { scores, before, prior, priorSum } = turn;
+    const record = await turn.appending;
+    this.#seedDiscoverySum(before, priorSum, record);
+    let combined = combineMessages(scores);
+    const state = opts.smoothing > 0 ? aggregateState(prior) : undefined;
+    if (state) combined = blend(combined, state, opts.smoothing);
+    return {
+      text: joinTexts(messages),
+      scores: combined,
+      eq: computeEq(combined, opts.eq, discoveryReference(priorSum, prior.length)),
+      trend: trendOf(record.messages),
+    };
   }
 
   #discoverySum(messages: MessageList): number {
