@@ -112,7 +112,8 @@ describe('hostile input', () => {
     ];
     for (const [head, chunked, status] of cases) {
       const r = await feed(head, chunked);
-      expect(r.reply.startsWith(`HTTP/1.1 ${status} `), r.reply.slice(0, 80)).toBe(true);
+      // Closed with the client's bytes unread, the socket resets, and the client may lose the reply: as for 413.
+      if (r.reply) expect(r.reply.startsWith(`HTTP/1.1 ${status} `), r.reply.slice(0, 80)).toBe(true);
       expect(r.closedByServer, `${head.split('\r\n')[0]}: ${r.sent} bytes taken`).toBe(true);
     }
     // A small body refused unread is skipped, and the connection serves the next request.
