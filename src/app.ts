@@ -40,16 +40,23 @@ export interface AnalysisEngine extends ScoreSource {
   close(opts?: { drain?: boolean }): Promise<void>;
 }
 
-/** Times every engine call: a histogram, and x-inference-time on the request it served. */
+/**
+ * Times every engine call: a histogram of the calls that got their scores (a refused or aborted call's
+ * near-zero wait would pull the percentiles down just when the engine is overloaded), and
+ * x-inference-time on the request it served.
+ */
 function meteredEngine(engine: AnalysisEngine, metrics: Metrics): ScoreSource {
   return {
     async analyze(texts, opts) {
       const started = performance.now();
+      let scored = false;
       try {
-        return await engine.analyze(texts, opts);
+        const out = await engine.analyze(texts, opts);
+        scored = true;
+        return out;
       } finally {
         const ms = performance.now() - started;
-        metrics.analysisTime.observe(ms / 1000);
+        if (scored) metrics.analysisTime.observe(ms / 1000);
         const ctx = requestOf(opts?.signal);
         if (ctx) ctx.inferenceMs += ms;
       }

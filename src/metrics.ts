@@ -75,7 +75,7 @@ export class Metrics {
     name: 'sentio_analysed_tokens_total', help: 'Emotion-model input tokens analysed', registers: [this.registry],
   });
   readonly analysisTime = new Histogram({
-    name: 'sentio_engine_request_duration_seconds', help: 'Time a request waited for its scores (queue and inference)',
+    name: 'sentio_engine_request_duration_seconds', help: 'Time an engine call waited for its scores (queue and inference); calls refused or aborted are not counted',
     buckets: LATENCY_BUCKETS, registers: [this.registry],
   });
   readonly llmLatency = new Histogram({

@@ -258,6 +258,7 @@ export class HttpServer {
   }
 
   #unmatched(res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
     const requestId = newRequestId();
     const path = req.getUrl();
     // As sent: methods are case-sensitive (RFC 9110), so `get` is not GET, and is counted as OTHER.
@@ -285,7 +286,7 @@ export class HttpServer {
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers, closeConnection });
     this.#opts.onRequestDone?.({
       request_id: requestId, key_id: keyInfo?.id, method: known, route: 'unmatched', status: err.status,
-      latency_ms: 0, analysed_tokens: 0,
+      latency_ms: Math.round((performance.now() - started) * 1000) / 1000, analysed_tokens: 0,
     });
   }
 

@@ -587,6 +587,24 @@ describe('upstream failures', () => {
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);
   });
 
+  // With guidance off, a user analysis refused by a full engine queue aborts the upstream call, and that was
+  // counted as an upstream failure (kind "overloaded"); so was a failure after a stream's last chunk.
+  it("sentio_llm_errors_total counts the upstream's failures only, not Sentio's own", async () => {
+    const t = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_QUEUE_MAX: '1', SENTIO_CHAT_GUIDANCE: 'false' });
+    try {
+      const chat = (stream: boolean) => t.post('/v2/chat/completions', {
+        model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', stream, messages: [{ role: 'user', content: 'a sentence for the emotion model to read' }],
+      }).then(async (r) => ({ status: r.status, body: await r.text() }));
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(i % 2 === 0)));
+      const overloaded = results.filter((r) => r.status === 503 || r.body.includes('"overloaded"'));
+      expect(overloaded.length, 'the queue limit of 1 refused none: the test would prove nothing').toBeGreaterThan(0);
+      const text = await (await t.get('/metrics')).text();
+      expect(text).not.toMatch(/sentio_llm_errors_total\{kind="overloaded"\} [1-9]/);
+    } finally {
+      await t.close();
+    }
+  });
+
   // An upstream that closes idle keep-alive connections without saying when (uvicorn, vLLM: 5 s, no
   // Keep-Alive header) leaves Sentio's pool holding sockets it has closed. Here every second request on a
   // connection meets a closed socket, the way a request sent at the idle boundary does.

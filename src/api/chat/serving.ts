@@ -248,7 +248,7 @@ class ChatTurn {
       return await call();
     } catch (err) {
       const explained = await this.#explain(err);
-      this.#countFailure(explained);
+      if (!(err instanceof UpstreamAbortedError)) this.#countFailure(explained); // aborted: Sentio's failure, or the client's
       throw explained;
     }
   }
@@ -258,6 +258,7 @@ class ChatTurn {
     this.deps.metrics?.llmLatency.observe({ model: this.req.publicModel, stream: String(this.req.stream) }, (performance.now() - this.#llmStarted) / 1000);
   }
 
+  /** An upstream failure, for sentio_llm_errors_total: only the upstream's own (not Sentio's, not a client gone). */
   #countFailure(err: AppError): void {
     if (!this.ctx.signal.aborted) this.deps.metrics?.llmErrors.inc({ kind: err.code });
   }
@@ -357,6 +358,7 @@ class ChatTurn {
       await sse.send(`${head}${JSON.stringify(choices)}}`);
       return !sse.closed;
     };
+    let upstreamDone = false; // past it, a failure is Sentio's (the analysis, the reply's scoring, the store)
     try {
       let open = await relay(first);
       if (open) {
@@ -370,6 +372,7 @@ class ChatTurn {
         return;
       }
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
+      upstreamDone = true;
       this.#observeLatency();
       const tail = await this.#finish(await analysis, text, {
         prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
@@ -384,7 +387,7 @@ class ChatTurn {
       if (sse.closed || this.ctx.signal.aborted) return;
       // Once the stream has started, an error goes in-band, in the same body as any other error.
       const explained = await this.#explain(err);
-      this.#countFailure(explained);
+      if (!upstreamDone && !(err instanceof UpstreamAbortedError)) this.#countFailure(explained);
       await sse.send(JSON.stringify(toErrorBody(explained, this.ctx.requestId)));
       await sse.send('[DONE]');
       sse.end();
