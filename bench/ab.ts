@@ -51,7 +51,7 @@ const body = () => JSON.stringify({
   messages: Array.from({ length: textsPerRequest }, () => ({ content: { text: texts[cursor++ % texts.length]! } })),
 });
 
-interface Turn { rps: number; p99: number; idlePct: number; mainUs: number; engineUs: number }
+interface Turn { rps: number; p99: number; idlePct: number; mainUs: number; engineUs: number; failed: number }
 
 async function turn(child: Child, durationS: number): Promise<Turn> {
   const m0 = machineTimes();
@@ -69,6 +69,8 @@ async function turn(child: Child, durationS: number): Promise<Turn> {
     idlePct: (100 * (m.idle - m0.idle)) / Math.max(1, m.total - m0.total),
     mainUs: ((s.main - s0.main) * 1e6) / n,
     engineUs: ((s.engine - s0.engine) * 1e6) / n,
+    // rps counts 2xx only; p99 counts every answer, so a variant that sheds load must say so
+    failed: r.errors + r.non2xx,
   };
 }
 
@@ -98,9 +100,11 @@ async function main(): Promise<void> {
         env, rps: Math.round(median(t.map((x) => x.rps))), vs_first: Number(median(ratios).toFixed(3)),
         rounds_ahead: ratios.filter((x) => x > 1).length, p99_ms: median(t.map((x) => x.p99)), idle_pct: Number(median(t.map((x) => x.idlePct)).toFixed(1)),
         main_us: Math.round(median(t.map((x) => x.mainUs))), engine_us: Math.round(median(t.map((x) => x.engineUs))),
+        failed: t.reduce((a, x) => a + x.failed, 0),
       };
       console.log(`${JSON.stringify(env).padEnd(44)} ${String(row.rps).padStart(6)} req/s  x${row.vs_first.toFixed(3)} (ahead in ${row.rounds_ahead}/${rounds})  p99 ${row.p99_ms} ms  ` +
-        `idle ${row.idle_pct}%  CPU µs/request: main ${row.main_us}, engine ${row.engine_us}  rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
+        `idle ${row.idle_pct}%  CPU µs/request: main ${row.main_us}, engine ${row.engine_us}  rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}` +
+        `${row.failed ? `  FAILED ${row.failed} (errors and non-2xx; p99 includes them)` : ''}`);
       return row;
     });
     console.log(JSON.stringify(summary));
