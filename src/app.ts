@@ -73,6 +73,10 @@ export interface SentioOptions {
   keys?: KeyVerifier;
   /** Where /metrics reads the engine's metrics (an EngineMetrics fed by the engine's onBatch). */
   engineMetrics: EngineMetricsSource;
+  /** The whole text of /metrics, where it is not this server's alone (an HTTP worker: every worker's, summed). */
+  metricsText?: () => Promise<string>;
+  /** This server's index among the HTTP worker threads, if it is one. */
+  worker?: number;
   /** Milliseconds clock for contexts (tests). */
   now?: () => number;
 }
@@ -99,6 +103,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     engine: opts.engineMetrics,
     contexts: () => store.size(),
     transferred: store.transferred?.bind(store),
+    worker: opts.worker,
   });
   const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
   let keyFile: FileKeyVerifier | undefined;
@@ -123,7 +128,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   ];
   routes.push(openApiRoute(routes), {
     method: 'get', pattern: '/metrics', auth: true, shed: false, summary: 'Prometheus metrics',
-    handler: async () => ({ status: 200, body: undefined, rawBody: await metrics.text(), contentType: metrics.registry.contentType }),
+    handler: async () => ({ status: 200, body: undefined, rawBody: await (opts.metricsText ?? (() => metrics.text()))(), contentType: metrics.registry.contentType }),
   });
 
   // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or

@@ -3,7 +3,8 @@
  * (tests) do not collide. Names follow `sentio_<noun>_<unit>`.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import { CONVERSATION_MODES } from './core/conversation-mode.js';
 import { CRISIS_KINDS } from './core/crisis.js';
 import type { RequestLogEntry } from './http/server.js';
@@ -97,14 +98,26 @@ export class Metrics {
   }), 'kind', CRISIS_KINDS);
 
   readonly #engine: EngineMetricsSource;
+  #perWorker: (() => void) | undefined;
 
   constructor(sources: {
     /** The engine's own metrics: in this thread, or the main thread's for an HTTP worker. */
     engine: EngineMetricsSource;
     contexts: () => Promise<number>;
     transferred?: (() => Transferred) | undefined;
+    /** The HTTP worker thread this server is (SENTIO_HTTP_WORKERS > 1): its requests get a series of their own. */
+    worker?: number | undefined;
   }) {
     this.#engine = sources.engine;
+    if (sources.worker !== undefined) {
+      const perWorker = new Counter({
+        name: 'sentio_http_worker_requests_total', help: 'HTTP requests answered by each HTTP worker thread (how the kernel spreads connections)',
+        labelNames: ['worker'] as const, registers: [this.registry],
+      });
+      const labels = { worker: String(sources.worker) };
+      perWorker.inc(labels, 0);
+      this.#perWorker = () => perWorker.inc(labels);
+    }
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();
     // While the store cannot be read (Redis down), the last count read: 0 would read as "no contexts".
@@ -168,8 +181,14 @@ export class Metrics {
     return `${own}\n${engine}`;
   }
 
+  /** This server's metrics as data, for threadsText() on the main thread (HTTP workers). */
+  json(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return this.registry.getMetricsAsJSON();
+  }
+
   observeRequest(e: RequestLogEntry): void {
     this.#requests.inc({ route: e.route, method: e.method, status: String(e.status) });
+    this.#perWorker?.();
     this.#latency.observe({ route: e.route, method: e.method }, e.latency_ms / 1000);
     if (e.analysed_tokens > 0) this.#tokens.inc(e.analysed_tokens);
   }
@@ -178,4 +197,25 @@ export class Metrics {
 function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonly string[]): Counter<L> {
   for (const v of values) counter.inc({ [label]: v } as Partial<Record<L, string>>, 0);
   return counter;
+}
+
+/**
+ * One /metrics for several HTTP worker threads of one process: each thread's metrics (Metrics.json()),
+ * summed, then the engine's. A scrape reaches one worker, and each worker counting alone made every
+ * counter go up and down from scrape to scrape, which Prometheus reads as resets. Counters and histograms
+ * add up; what describes the whole process (its CPU, memory, descriptors, start time) or one shared store
+ * is taken once; event-loop lag is the worst thread's.
+ */
+export async function threadsText(parts: MetricObjectWithValues<MetricValue<string>>[][], engine: EngineMetricsSource): Promise<string> {
+  const aggregator = (name: string): string | undefined => {
+    if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored') return 'first';
+    if (name.startsWith('sentio_nodejs_eventloop_lag_')) return 'max';
+    return undefined; // as declared (sum for ours)
+  };
+  const marked = parts.map((metrics) => metrics.map((m) => {
+    const a = aggregator(m.name);
+    return a ? { ...m, aggregator: a as typeof m.aggregator } : m;
+  }));
+  const [own, engineText] = await Promise.all([AggregatorRegistry.aggregate(marked).metrics(), engine.text()]);
+  return `${own}\n${engineText}`;
 }

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import { startSentio } from '../app.js';
 import type { Sentio } from '../app.js';
 import type { Config } from '../config.js';
@@ -27,8 +28,9 @@ export interface WorkerInit {
   engineDescription: Record<string, unknown>;
 }
 
-export type ToWorker = { t: 'close'; graceMs: number } | { t: 'reload-keys' };
-export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; message: string } | { t: 'closed' };
+export type ToWorker = { t: 'close'; graceMs: number } | { t: 'reload-keys' } | { t: 'metrics'; id: number };
+export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; message: string } | { t: 'closed' }
+  | { t: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 async function run(): Promise<void> {
   const control = parentPort;
@@ -45,6 +47,9 @@ async function run(): Promise<void> {
     sentio = await startSentio(init.config, {
       engine, logger,
       engineMetrics: { text: () => rpc.call<string>('metrics.engine', []) },
+      // Any worker answers a scrape with every worker's metrics, summed on the main thread (metrics.ts).
+      metricsText: () => rpc.call<string>('metrics.all', []),
+      worker: init.index,
       ...(stores && rateLimits ? { store: stores.contexts, rateLimits, idempotency: stores.idempotency } : {}),
     });
   } catch (err) {
@@ -70,6 +75,10 @@ async function run(): Promise<void> {
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
   control.on('message', (m: ToWorker) => {
+    if (m.t === 'metrics') {
+      void sentio.metrics.json().then((metrics) => post({ t: 'metrics', id: m.id, metrics }), () => undefined);
+      return;
+    }
     if (m.t === 'reload-keys') {
       // Signals reach only the main thread; startSentio's SIGHUP listener reloads the key file.
       process.emit('SIGHUP', 'SIGHUP');

@@ -24,6 +24,8 @@ import type { Config } from '../config.js';
 import type { ClaimResult } from '../guard/idempotency.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
+import { threadsText } from '../metrics.js';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import { pickFreePort } from '../http/port.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
@@ -70,6 +72,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   const handlers: Record<string, RpcHandler> = {
     ...engineHandlers(opts.engine),
     'metrics.engine': async () => ({ value: await opts.engineMetrics.text() }),
+    'metrics.all': async () => ({ value: await threadsText(await Promise.all([...workers.values()].map(({ worker }) => workerMetrics(worker))), opts.engineMetrics) }),
     ...(shared ? storeHandlers(shared) : {}),
   };
   // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
@@ -187,6 +190,24 @@ function claimTracking(handlers: Record<string, RpcHandler>, claims: Set<string>
       return handlers['idem.release']!(args, signal);
     },
   };
+}
+
+let metricsRequests = 0;
+
+/** One worker's metrics as data; none from a worker that does not answer within a second (it is stuck or ending). */
+function workerMetrics(worker: Worker): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+  const id = ++metricsRequests;
+  return new Promise((resolve) => {
+    const done = (metrics: MetricObjectWithValues<MetricValue<string>>[]) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      resolve(metrics);
+    };
+    const onMessage = (m: FromWorker) => { if (m.t === 'metrics' && m.id === id) done(m.metrics); };
+    const timer = setTimeout(() => done([]), 1_000);
+    worker.on('message', onMessage);
+    worker.postMessage({ t: 'metrics', id } satisfies ToWorker);
+  });
 }
 
 /** Ask a worker to drain and close its app, then end the thread (terminate only once uWS is closed). */

@@ -68,18 +68,16 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
       expect((await call(s.base, '/v2/emotions/x', { key: 'wrong_key_0123456789' })).status).toBe(401);
       expect((await call(s.base, '/v2/emotions/x')).status).toBe(404);
     }
-    // That each worker answered some of them: a worker's /metrics counts only its own requests, so a
-    // scrape showing some but not all of the 40 401s (20 404s) was served by a worker that answered part,
-    // the rest having gone to the other (all of 20 to one of two workers by chance: 2 in a million).
-    const split = { '401': false, '404': false };
-    for (let i = 0; i < 40 && !(split['401'] && split['404']); i++) {
-      const text = await (await call(s.base, '/metrics')).text();
-      for (const [status, total] of [['401', 40], ['404', 20]] as const) {
-        const n = [...text.matchAll(new RegExp(`^sentio_http_requests_total\\{[^}]*status="${status}"\\} (\\d+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
-        if (n > 0 && n < total) split[status] = true;
-      }
+    // That each worker answered some of them (all of 60 to one of two workers by chance: 1 in 10^17), and
+    // that any scrape sums them all.
+    const text = await (await call(s.base, '/metrics')).text();
+    for (const [status, total] of [['401', 40], ['404', 20]] as const) {
+      const n = [...text.matchAll(new RegExp(`^sentio_http_requests_total\\{[^}]*status="${status}"\\} (\\d+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
+      expect(n, status).toBe(total);
     }
-    expect(split, 'one worker answered every 401 or every 404').toEqual({ '401': true, '404': true });
+    const perWorker = [...text.matchAll(/^sentio_http_worker_requests_total\{worker="(\d)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+    expect(perWorker).toHaveLength(2);
+    for (const n of perWorker) expect(n).toBeGreaterThan(0);
     expect((await call(s.base, '/healthz', { key: null })).status).toBe(200);
     const ready = await (await call(s.base, '/readyz', { key: null })).json();
     expect(ready.status).toBe('ready');
@@ -99,6 +97,23 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
       expect(count(text, 'sentio_engine_batches_in_flight')).toBe(0);
       expect(count(text, 'sentio_engine_request_duration_seconds_count')).not.toBeNaN(); // the worker's own
     }
+  });
+
+  // Each worker counted alone and a scrape reaches one of them: counters went 1, 1, 2, 3, 2, 4 from scrape
+  // to scrape, which Prometheus reads as resets. Any worker now answers with every worker's sums.
+  it('/metrics from any worker sums every worker: counters only rise, process figures are not multiplied', async () => {
+    const value = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? Number.NaN);
+    const scrapes: string[] = [];
+    for (let i = 0; i < 12; i++) scrapes.push(await (await call(s.base, '/metrics')).text());
+    const counts = scrapes.map((t) => value(t, 'sentio_http_requests_total{route="/metrics",method="GET",status="200"}'));
+    const first = Number.isNaN(counts[0]!) ? 0 : counts[0]!;
+    // Every scrape before is counted by the time the next one is answered: exactly one more each time.
+    expect(counts.slice(1)).toEqual(Array.from({ length: 11 }, (_, i) => first + i + 1));
+    const last = scrapes.at(-1)!;
+    expect(value(last, 'sentio_process_start_time_seconds')).toBeGreaterThan(1e9);
+    const rss = value(last, 'sentio_process_resident_memory_bytes');
+    expect(rss).toBeLessThan(2 * (await import('node:process')).memoryUsage.rss()); // one process's, not one per worker
+    expect(last).toMatch(/^sentio_engine_batch_size_texts_count /m);
   });
 
   it('contexts are one store across workers: concurrent appends all land', async () => {
