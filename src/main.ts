@@ -37,6 +37,9 @@ async function main(): Promise<void> {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
   const logger = createLogger(config.logLevel);
   for (const w of warnings) logger.warn(w);
+  // SIGHUP reloads the key file once the server runs; without a listener Node's default would end the
+  // process, during the model load (before that listener exists) and during a drain (after it is gone).
+  process.on('SIGHUP', () => undefined);
   // Unreachable Redis is a start-up error: say so before spending seconds on loading the model.
   if (config.redisUrl) await (await openStores(config, { logger })).close();
   // Engine runs feed the batch histograms of /metrics; warm-up runs (during createEngine) are not counted.

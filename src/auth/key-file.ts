@@ -5,7 +5,7 @@
  * rename the CLI does) and on SIGHUP, so a revoked key is refused within a second without a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, unwatchFile, watchFile, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -84,7 +84,9 @@ export function writeKeyFileAtomic(file: string, data: KeyFile): void {
         fchmodSync(fd, existing.mode & 0o7777);
         if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) fchownSync(fd, existing.uid, existing.gid);
       }
-      writeSync(fd, `${JSON.stringify(data, null, 2)}\n`);
+      // writeFileSync on a descriptor writes it all or throws: writeSync's short write (a full disk, a
+      // file-size limit) was fsynced and renamed into place as a cut-off file, reported as done.
+      writeFileSync(fd, `${JSON.stringify(data, null, 2)}\n`);
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -59,8 +59,9 @@ async function run(): Promise<void> {
     return;
   }
   // A bug that escapes a request ends this thread; left to Node, the thread ended with uWS's handles still
-  // open on its loop and Node aborted the whole process (probe, 2026-11-26). Close the app first, then let
-  // the thread end: the main thread logs that and starts a new one.
+  // open on its loop and Node aborted the whole process (probe, 2026-11-26). Close the app first, then end
+  // the thread at once: waiting for it to run dry left it alive behind an upstream call still open (up to
+  // SENTIO_LLM_TIMEOUT_MS), its Idempotency-Key claims held (409s) and no replacement started.
   let failed = false;
   const fail = (err: unknown) => {
     if (failed) return;
@@ -70,6 +71,7 @@ async function run(): Promise<void> {
       logger.flush();
       init.rpcPort.close();
       control.close();
+      process.exit(1); // in a worker thread: ends this thread only
     });
   };
   process.on('uncaughtException', fail);

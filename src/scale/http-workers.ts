@@ -127,20 +127,29 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
     });
   };
 
-  /** Start worker `index` again after `delayMs`; a start that fails (Redis still down) is tried again, later. */
+  /**
+   * Start worker `index` again after `delayMs`; a start that fails (Redis still down) is tried again, later.
+   * The timer holds the process open: with every worker gone it is all that does (unref'd, a crash of both
+   * workers at once ended the process, with exit code 0). close() clears it.
+   */
+  const respawns = new Set<NodeJS.Timeout>();
   const respawn = (index: number, delayMs: number): void => {
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      respawns.delete(timer);
       if (closing) return;
       spawn(index).catch((err: unknown) => {
         const next = Math.min(delayMs * 2, RESPAWN_MAX_DELAY_MS);
         logger.error({ err, worker: index }, `HTTP worker restart failed; trying again in ${next} ms`);
         respawn(index, next);
       });
-    }, delayMs).unref();
+    }, delayMs);
+    respawns.add(timer);
   };
 
   const stopWorkers = async (graceMs: number) => {
     closing = true;
+    for (const timer of respawns) clearTimeout(timer);
+    respawns.clear();
     await Promise.all([...workers.values()].map(({ worker }) => stopWorker(worker, graceMs)));
   };
 
@@ -162,8 +171,8 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
     workers: count,
     logger,
     async close(graceMs = 10_000) {
-      process.off('SIGHUP', reloadKeys);
       await stopWorkers(graceMs);
+      process.off('SIGHUP', reloadKeys); // after the drain: without a listener, a SIGHUP would end the process
       await shared?.close();
       await opts.engine.close();
       logger.flush();

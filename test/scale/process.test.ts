@@ -72,6 +72,53 @@ describe('server process', () => {
     });
   }
 
+  // The replacement's timer was unref'd: with both workers gone nothing held the process open, and it
+  // ended at once with exit code 0, so a supervisor restarting on failure did not restart it.
+  it('when every HTTP worker fails at once, the process stays up and replaces them all', async () => {
+    const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_TEST_CRASH_ALL: '1' }, { nodeArgs: ['--import', preload] });
+    let exitedEarly: number | null | undefined;
+    void p.exited.then((code) => { exitedEarly ??= code; });
+    try {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && p.output.filter((l) => l.includes('HTTP worker exited; starting a new one')).length < 2) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 2_000)); // the replacements start after 1 s
+      expect(exitedEarly).toBeUndefined();
+      const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"still here"}}]}',
+      })));
+      expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+  });
+
+  // Without a listener, Node's default for SIGHUP ends the process: the workers' close() removed the
+  // key-reload listener before its drain, so a SIGHUP then cut every request in flight (exit 129).
+  it('a SIGHUP during the drain (HTTP workers) does not end the process: it still drains and exits 0', async () => {
+    const llm = await FakeLlm.start();
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_LLM_BASE_URL: llm.url, SENTIO_SHUTDOWN_GRACE_MS: '5000' });
+    try {
+      llm.enqueue({ kind: 'reply', ttftMs: 1_000 });
+      const pending = fetch(`${p.base}/v2/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      while (llm.received.length === 0) await new Promise((r) => setTimeout(r, 20));
+      p.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      p.child.kill('SIGHUP');
+      expect((await pending).status).toBe(200);
+      expect(await p.exited).toBe(0);
+    } finally {
+      p.child.kill('SIGKILL');
+      await llm.close();
+    }
+  });
+
   // Its requests can never finish, but their claims stayed with the main thread's store: every retry got
   // 409 idempotency_key_in_use for the claims' 15-minute lease (worker probe, 2026-11-26).
   it('the Idempotency-Keys of a failed HTTP worker\'s requests are given back: their retries run', async () => {

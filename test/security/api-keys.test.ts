@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -169,5 +170,22 @@ describe('a key file that cannot be used stops the start, naming the setting', (
     await expect(bad('garbage.json', 'garbage{')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*garbage\.json: not a Sentio key file \(not JSON/);
     await expect(bad('empty.json', '')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*empty\.json: not a Sentio key file/);
     await expect(bad('other.json', '{"version":1}')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*other\.json: not a Sentio key file/);
+  });
+});
+
+// writeSync's short write (a full disk, a file-size limit) was fsynced and renamed into place: the CLI
+// reported a revocation the server never read (the file no longer parsed, so it kept the old keys).
+describe('key file writes', () => {
+  it('a write cut short fails the command and leaves the file as it was', () => {
+    const small = path.join(mkdtempSync(path.join(tmpdir(), 'sentio-keys-short-')), 'keys.json');
+    const made: string[] = [];
+    for (let i = 0; i < 8; i++) keysCommand(['create', '--name', `key ${i}`, '--file', small], (l) => made.push(l));
+    const before = readFileSync(small, 'utf8');
+    expect(before.length).toBeGreaterThan(1_100);
+    const id = (JSON.parse(made[0]!) as { id: string }).id;
+    const r = spawnSync('bash', ['-c', `ulimit -f 1; exec "${process.execPath}" bin/sentio.js keys revoke ${id} --file "${small}"`], { encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).not.toBe(0);
+    expect(r.stdout).not.toContain('revoked');
+    expect(readFileSync(small, 'utf8')).toBe(before);
   });
 });
