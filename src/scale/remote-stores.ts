@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
 import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
-import { appendedSince } from '../store/context-store.js';
+import { appendedSince, cachedWeight } from '../store/context-store.js';
 import { PerKeyQueue } from '../store/per-key-queue.js';
 import type { ContextRecord, ContextStore, CopyHeld, StoredMessage, Transferred } from '../store/context-store.js';
 import type { StateStores } from '../store/factory.js';
@@ -88,7 +88,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
   // Records are immutable snapshots (a store never changes a list it handed out), so a held one plus the
   // messages appended since is exact. Messages a worker keeps across its records: SENTIO_CONTEXT_CACHE_MESSAGES;
   // a context whose record was dropped crosses whole at its next read or append.
-  const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: (r) => r.messages.length + 1 });
+  const cache = new LRUCache<string, ContextRecord>({ maxSize: Math.max(1, cachedMessages), sizeCalculation: cachedWeight });
   const transferred: Transferred = { since: 0, whole: 0 };
   const appends = new PerKeyQueue();
   const contexts: ContextStore = {

@@ -80,6 +80,25 @@ export class StoreUnavailableError extends Error {
 /** Messages a process keeps decoded across its copies of a shared store's contexts (SENTIO_CONTEXT_CACHE_MESSAGES). */
 export const DEFAULT_CACHED_MESSAGES = 50_000;
 
+const weights = new WeakMap<MessageList, number>();
+
+/**
+ * A copy's share of SENTIO_CONTEXT_CACHE_MESSAGES: one for the record, and each message once per 1 KiB of
+ * its text begun (a message is about 1 KB beside its text), so the bound holds in bytes as well: counted
+ * by messages alone, 50,000 messages of 8 KiB each held about 450 MB per instance or worker, not 50.
+ * Each list is weighed once (a copy handed out unchanged is weighed again at every read).
+ */
+export function cachedWeight(record: ContextRecord): number {
+  const list = record.messages;
+  let w = weights.get(list);
+  if (w === undefined) {
+    w = 1;
+    for (const m of list) w += 1 + (m.text.length >> 10);
+    weights.set(list, w);
+  }
+  return w;
+}
+
 /** What a holder of a copy of a context knows of it. */
 export interface CopyHeld {
   createdAt: number;

@@ -3,6 +3,7 @@
  * against an injected clock.
  */
 import { describe, expect, it } from 'vitest';
+import { cachedWeight } from '../../src/store/context-store.js';
 import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
 import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES, MemoryContextStore } from '../../src/store/memory-store.js';
 import { storedMessage } from '../helpers/stored-message.js';
@@ -93,5 +94,19 @@ describe('MemoryContextStore', () => {
     for (let i = 0; i < 500; i++) await store.append(`s${i}`, [big(`s${i}`)]);
     expect(await store.size()).toBeLessThanOrEqual(Math.floor(maxBytes / (CONTEXT_OVERHEAD_BYTES + perMessage)));
     expect(await store.get('s499')).toBeDefined();
+  });
+});
+
+// The copies a Redis-backed instance or an HTTP worker holds were bounded in messages alone: 50,000 messages
+// of 8 KiB each held about 450 MB per instance or worker, where the docs said about 1 KB each.
+describe('cachedWeight (SENTIO_CONTEXT_CACHE_MESSAGES)', () => {
+  it('counts a record once and each message once per KiB of its text begun', () => {
+    const record = (texts: string[]): ContextRecord => ({
+      id: 'c', createdAt: 0, updatedAt: 0, total: texts.length,
+      messages: texts.map((text, i) => ({ ...message(`m${i}`), text })),
+    });
+    expect(cachedWeight(record([]))).toBe(1);
+    expect(cachedWeight(record(['short', 'x'.repeat(1_023)]))).toBe(3);
+    expect(cachedWeight(record(['x'.repeat(1_024), 'x'.repeat(8_192)]))).toBe(1 + 2 + 9);
   });
 });

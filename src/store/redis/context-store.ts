@@ -15,7 +15,7 @@
  * when instances are configured with different SENTIO_CONTEXT_MAX_MESSAGES).
  */
 import { LRUCache } from 'lru-cache';
-import { DEFAULT_CACHED_MESSAGES, StoreUnavailableError } from '../context-store.js';
+import { DEFAULT_CACHED_MESSAGES, StoreUnavailableError, cachedWeight } from '../context-store.js';
 import type { ContextRecord, ContextStore, MessageList, StoredMessage, Transferred } from '../context-store.js';
 import { extendWindow } from '../message-window.js';
 import { PerKeyQueue } from '../per-key-queue.js';
@@ -131,7 +131,7 @@ export class RedisContextStore implements ContextStore {
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
     // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
-    this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? DEFAULT_CACHED_MESSAGES), sizeCalculation: (r) => r.messages.length + 1 });
+    this.#cache = new LRUCache({ maxSize: Math.max(1, opts.cachedMessages ?? DEFAULT_CACHED_MESSAGES), sizeCalculation: cachedWeight });
     redis.client.defineCommand('sentioContextAppend', { numberOfKeys: 3, lua: APPEND });
     redis.client.defineCommand('sentioContextRead', { numberOfKeys: 2, lua: READ });
   }
