@@ -433,9 +433,11 @@ export class HttpServer {
         } finally {
           this.#streams.delete(sse);
         }
-        // The log says how the stream ended: cut by the shutdown, or left by the client before its end.
+        // The log says how the stream ended: cut by the shutdown, left by the client before its end, or
+        // failed in-band (sent as a 200, logged and counted with the error's status, so alerts see it).
         if (sse.interrupted) status = 503;
         else if (state.aborted) status = 499;
+        else if (sse.failedStatus !== undefined) status = sse.failedStatus;
         return;
       }
       status = reply.status;

@@ -17,6 +17,8 @@ export class SseStream {
   #drain: (() => void) | undefined;
   /** Set when interrupt() ended the stream. */
   interrupted = false;
+  /** The status of an error the producer reported in-band (the log and metrics show it, not the 200 sent). */
+  failedStatus: number | undefined;
   /**
    * Sees every event the producer sends, also once the reader has gone (idempotency records streams to
    * replay them): a chat turn is stored before its last two events, and a reader that leaves then must

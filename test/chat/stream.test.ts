@@ -230,9 +230,16 @@ describe('streaming failures', () => {
 
   it('an in-band upstream error event, or a stream cut short, ends with an error event', async () => {
     llm.enqueue({ kind: 'error-event', afterChunks: 1 });
-    let { events } = await streamChat(V2, body([user('hi')]));
+    let { events, res } = await streamChat(V2, body([user('hi')]));
     expect(events.at(-2)!.json!.error.code).toBe('upstream_error');
     expect(events.at(-1)!.data).toBe('[DONE]');
+    // Sent as a 200, logged (and counted on /metrics) with the error's status: it was logged 200, out of
+    // sight of an alert on 5xx.
+    s.sentio.logger.flush();
+    await new Promise((r) => setTimeout(r, 150));
+    const id = res.headers.get('x-request-id');
+    const line = s.logs.map((l) => JSON.parse(l) as { request_id?: string; msg?: string; status?: number }).find((l) => l.request_id === id && l.msg === 'request');
+    expect(line?.status).toBe(502);
     llm.enqueue({ kind: 'truncated' });
     ({ events } = await streamChat(V2, body([user('hi')])));
     expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });

@@ -388,6 +388,7 @@ class ChatTurn {
       // Once the stream has started, an error goes in-band, in the same body as any other error.
       const explained = await this.#explain(err);
       if (!upstreamDone && !(err instanceof UpstreamAbortedError)) this.#countFailure(explained);
+      sse.failedStatus = explained.status;
       await sse.send(JSON.stringify(toErrorBody(explained, this.ctx.requestId)));
       await sse.send('[DONE]');
       sse.end();
