@@ -26,9 +26,16 @@ export interface HandlerResult {
 
 export type RpcHandler = (args: unknown[], signal: AbortSignal) => Promise<HandlerResult>;
 
-/** Serves calls arriving on `port`. A 'cancel' aborts the signal the handler was given. */
+/**
+ * Serves calls arriving on `port`. A 'cancel' aborts the signal the handler was given, and so does the
+ * port closing: a worker that died cannot take its answers, so its texts leave the engine's queue.
+ */
 export function serveRpc(port: MessagePort, handlers: Readonly<Record<string, RpcHandler>>): void {
   const running = new Map<number, AbortController>();
+  port.once('close', () => {
+    for (const controller of running.values()) controller.abort();
+    running.clear();
+  });
   port.on('message', (msg: CallMessage | CancelMessage) => {
     if (msg.t === 'cancel') {
       running.get(msg.id)?.abort();
