@@ -155,6 +155,28 @@ describe('crisis_intervention', () => {
     expect(after.usage.analyse_tokens - alone.usage.analyse_tokens).toBe(batch.usage.analyse_tokens);
   });
 
+  // Two defects in the lookback (a reviewer's probes): a turn continuing after a tool call counted its own
+  // user message, already stored, as an earlier one; and a stored message was skipped whenever the request
+  // carried any message of the same text, so every stored "ok" folded into one.
+  it('the lookback counts a tool-call continuation once, and repeated messages each time', async () => {
+    const ctx = `lookback-${Date.now()}`;
+    const turn = async (context: string, messages: Array<Record<string, unknown>>) => modeOf('', { context_id: context, messages });
+    for (const text of ['I want to kill myself', 'ok', 'fine']) await turn(`${ctx}-tool`, [{ role: 'user', content: text }]);
+    const asked = await turn(`${ctx}-tool`, [{ role: 'user', content: 'what is the weather in Paris' }]);
+    expect(asked.mode).toBe('crisis_intervention'); // three messages back: still in range
+    const continued = await turn(`${ctx}-tool`, [
+      { role: 'user', content: 'what is the weather in Paris' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+    ]);
+    expect(continued.mode).toBe('crisis_intervention');
+    expect(continued.confidence).toBeCloseTo(asked.confidence, 6);
+    for (const text of ['I want to kill myself', 'ok', 'ok', 'ok']) await turn(`${ctx}-ok`, [{ role: 'user', content: text }]);
+    // Four "ok"s since the crisis (two stored, the history's copy of the third, the latest): out of range.
+    const later = await turn(`${ctx}-ok`, [{ role: 'user', content: 'ok' }, { role: 'assistant', content: 'I hear you.' }, { role: 'user', content: 'ok' }]);
+    expect(later.mode).not.toBe('crisis_intervention');
+  });
+
   it('the text rules alone (without the emotion model) already catch the explicit phrasings', () => {
     for (const t of F.CRISIS_DEVELOPMENT) expect(detectCrisis(t), t).toBeDefined();
     for (const t of [...F.NOT_CRISIS_DEVELOPMENT, ...F.NOT_CRISIS_ROUND_2, ...F.NOT_CRISIS_ROUND_3, ...F.NOT_CRISIS_ROUND_4]) {

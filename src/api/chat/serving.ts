@@ -176,6 +176,9 @@ class ChatTurn {
     }
     const priorUser: StoredMessage[] = [];
     for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
+    // A turn that continues after a tool call carries a user message the context already stored: it is the
+    // latest, not an earlier one (counted as both, it took a lookback slot and pushed a crisis out).
+    if (!this.req.userIsNew && priorUser.at(-1)?.text === this.#userText) priorUser.pop();
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
     // The message as it was said, not smoothed towards the context: smoothing is how the scores are
     // shown, and it had moved a crisis message out of the affect gate of the crisis rules' third tier.
@@ -201,18 +204,25 @@ class ChatTurn {
    */
   async #earlierUser(priorUser: readonly StoredMessage[]): Promise<{ messages: EarlierMessage[]; scoredTokens: number }> {
     const out: EarlierMessage[] = [];
-    const sent = new Set<string>();
-    for (let i = this.req.userIndex - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
+    const sent: string[] = []; // the request's earlier user messages, most recent first
+    for (let i = this.req.userIndex - 1; i >= 0; i--) {
       const m = this.req.messages[i]!;
       if (m.role !== 'user') continue;
-      out.push({ text: m.content, reading: readText(m.content) });
-      sent.add(m.content);
+      sent.push(m.content);
+      if (out.length < CRISIS_LOOKBACK) out.push({ text: m.content, reading: readText(m.content) });
     }
+    // A client that sends its history with a context_id sends the context's latest messages again: its
+    // copies count, and the stored ones they repeat, matched in order from the most recent, do not. (A
+    // match by text alone let every stored "ok" fold into the one the request carried, which kept an old
+    // crisis in the lookback while the user kept saying "ok".)
+    let repeated = 0;
     for (let i = priorUser.length - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
       const m = priorUser[i]!;
-      // A client that sends its history with a context_id sends these twice: its copy counts. (Texts equal
-      // to the latest one count: skipping them kept an older crisis in the lookback for good.)
-      if (!sent.has(m.text)) out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
+      if (repeated < sent.length && m.text === sent[repeated]) {
+        repeated++;
+        continue;
+      }
+      out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
     }
     const unscored = out.filter((m) => m.reading && crisisNeedsAffect(m.reading));
     let scoredTokens = 0;
