@@ -105,7 +105,8 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
     intensityLevel: intensityLevel(round4(intensity)),
     valence,
     arousal,
-    complexity: complexityOf(s, round4(wonderIndex), round4(intensity)), // the shown values, as above
+    // The shown values (sub-emotions too, inside), as above: a label must not contradict the numbers beside it.
+    complexity: complexityOf(s, round4(wonderIndex), round4(intensity)),
     wonderIndex,
     discoveryScore,
     discoveryLevel: discoveryLevel(discoveryScore),
@@ -114,12 +115,12 @@ export function computeEq(s: Scores, params: EqParams = DEFAULT_EQ_PARAMS, basel
 
 function complexityOf(s: Scores, wonder: number, intensity: number): Complexity {
   // A mostly neutral or barely emotional text has no feelings to mix; its six-way spread is noise.
-  if (s.sub.neutral >= 0.5 || intensity < 0.15) return 'simple';
+  if (round4(s.sub.neutral) >= 0.5 || intensity < 0.15) return 'simple';
   let active = 0;
   let activePos = false;
   let activeNeg = false;
   for (const e of SUB_EMOTIONS) {
-    if (e === 'neutral' || s.sub[e] < ACTIVE_SUB_THRESHOLD) continue;
+    if (e === 'neutral' || round4(s.sub[e]) < ACTIVE_SUB_THRESHOLD) continue;
     active++;
     if (POSITIVE_SUB.has(e)) activePos = true;
     if (NEGATIVE_SUB.has(e)) activeNeg = true;

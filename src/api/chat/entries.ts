@@ -3,7 +3,7 @@
  * V2 category, intensity, valence, arousal and raw; V1 shape labelled `calm` when the reply carries no
  * marked emotion (rule below, docs/chat.md).
  */
-import { EMOTIONS } from '../../core/emotions.js';
+import { EMOTIONS, round4 } from '../../core/emotions.js';
 import type { Emotion, Scores } from '../../core/emotions.js';
 import type { Eq } from '../../core/eq.js';
 import { entryFor, v1Entry, v1Label, v2Brief } from '../entries.js';
@@ -22,7 +22,7 @@ export const SECOND_EMOTION = 0.25;
 
 /** The V1 calm rule: intensity level minimal or subtle (intensity < 0.35), or neutral dominant. */
 export function isCalm(a: Scored): boolean {
-  return a.eq.intensityLevel === 'minimal' || a.eq.intensityLevel === 'subtle' || a.scores.sub.neutral >= CALM_NEUTRAL;
+  return a.eq.intensityLevel === 'minimal' || a.eq.intensityLevel === 'subtle' || round4(a.scores.sub.neutral) >= CALM_NEUTRAL; // as shown
 }
 
 export function assistantEntry(shape: EntryShape, a: Scored, opts: EntryOptions): Record<string, unknown> {
