@@ -126,7 +126,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
     ...apiRoutes,
   ];
-  routes.push(openApiRoute(routes), {
+  routes.push(openApiRoute(routes, config.limits), {
     method: 'get', pattern: '/metrics', auth: true, shed: false, summary: 'Prometheus metrics',
     handler: async () => ({ status: 200, body: undefined, rawBody: await (opts.metricsText ?? (() => metrics.text()))(), contentType: metrics.registry.contentType }),
   });

@@ -217,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // One context at its largest must fit, or the store could not keep it at all (lru-cache drops an entry
   // larger than its bound).
   const fullContext = CONTEXT_OVERHEAD_BYTES + e.SENTIO_CONTEXT_MAX_MESSAGES * (MESSAGE_OVERHEAD_BYTES + e.SENTIO_MAX_MESSAGE_BYTES);
-  if (e.SENTIO_CONTEXT_MAX_MB * 1_048_576 < fullContext) {
+  if (e.SENTIO_REDIS_URL === undefined && e.SENTIO_CONTEXT_MAX_MB * 1_048_576 < fullContext) { // with Redis it bounds nothing
     throw new ConfigError(`SENTIO_CONTEXT_MAX_MB: must hold one full context (SENTIO_CONTEXT_MAX_MESSAGES messages of SENTIO_MAX_MESSAGE_BYTES), at least ${Math.ceil(fullContext / 1_048_576)}`);
   }
   if ((e.SENTIO_TLS_CERT === undefined) !== (e.SENTIO_TLS_KEY === undefined)) {

@@ -28,20 +28,27 @@ function successContent(r: Route): Record<string, unknown> {
   return { ...json, 'text/event-stream': events };
 }
 
-const IDEMPOTENCY_KEY = {
-  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 },
-  description: 'Visible ASCII, at most 255 bytes: a retry with the same key and body is answered from the first response (docs/security.md)',
-};
+/** The byte limits of ids and keys this server enforces (SENTIO_MAX_*_BYTES): the document states this server's, not the defaults. */
+export interface IdLimits {
+  contextIdBytes: number;
+  externalIdBytes: number;
+  idempotencyKeyBytes: number;
+}
+
+const idempotencyKey = (max: number) => ({
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: max },
+  description: `Visible ASCII, at most ${max} bytes (SENTIO_MAX_IDEMPOTENCY_KEY_BYTES): a retry with the same key and body is answered from the first response (docs/security.md)`,
+});
 
 /** Response headers (docs/api.md, Transport; docs/security.md): each defined once, referenced by the responses that carry it. */
 const HEADERS = {
   'x-request-id': { description: 'The id in error bodies and in the request\'s log line', schema: { type: 'string' } },
   'x-inference-time': { description: 'Milliseconds the request waited for the engine (queue and inference); absent on idempotent replays and streams', schema: { type: 'string' } },
-  'ratelimit-limit': { description: 'Requests a key may make per window (IETF RateLimit headers)', schema: { type: 'integer' } },
-  'ratelimit-remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
-  'ratelimit-reset': { description: 'Seconds until the window frees a request', schema: { type: 'integer' } },
+  'ratelimit-limit': { description: 'The key\'s quota: tokens per minute, the size of its bucket (IETF RateLimit headers; docs/security.md)', schema: { type: 'integer' } },
+  'ratelimit-remaining': { description: 'Tokens left in the key\'s bucket; a request costs one, a chat turn two, a batch one per 64 texts begun', schema: { type: 'integer' } },
+  'ratelimit-reset': { description: 'Seconds until the key\'s bucket is full again (on a 429, Retry-After says when one more request fits)', schema: { type: 'integer' } },
   'idempotent-replayed': { description: '"true" when the response is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
-  'retry-after': { description: 'Seconds to wait before retrying (429 and 503)', schema: { type: 'integer' } },
+  'retry-after': { description: 'Seconds to wait before retrying (429, 503, 409 idempotency_key_in_use, and a 502 that passes on the upstream\'s)', schema: { type: 'integer' } },
 } as const;
 type HeaderName = keyof typeof HEADERS;
 /** A response's headers: references, except where `required` must be said (a reference takes no sibling fields). */
@@ -56,14 +63,15 @@ function successHeaders(r: Route): Record<string, unknown> {
   return ref(names, names.filter((n) => n === 'x-request-id' || n.startsWith('ratelimit-')));
 }
 
-export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> {
+export function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const { path, params } = toOpenApiPath(r.pattern);
     const parameters: Array<Record<string, unknown>> = params.map((name) => ({
-      name, in: 'path', required: true, schema: { type: 'string' }, description: 'Percent-decoded; at most 128 bytes of UTF-8',
+      name, in: 'path', required: true, schema: { type: 'string' },
+      description: `Percent-decoded; at most ${name === 'contextId' ? limits.contextIdBytes : limits.externalIdBytes} bytes of UTF-8`,
     }));
-    if (r.method === 'post' && r.auth) parameters.push(IDEMPOTENCY_KEY);
+    if (r.method === 'post' && r.auth) parameters.push(idempotencyKey(limits.idempotencyKeyBytes));
     const op: Record<string, unknown> = {
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
       parameters,
@@ -112,12 +120,12 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
   };
 }
 
-export function openApiRoute(routes: readonly Route[]): Route {
+export function openApiRoute(routes: readonly Route[], limits: IdLimits): Route {
   let doc: Record<string, unknown> | undefined;
   return {
     method: 'get', pattern: '/openapi.json', auth: true, summary: 'This document',
     handler: () => {
-      doc ??= buildOpenApi(routes);
+      doc ??= buildOpenApi(routes, limits);
       return { status: 200, body: doc };
     },
   };

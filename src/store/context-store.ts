@@ -83,8 +83,8 @@ export const DEFAULT_CACHED_MESSAGES = 50_000;
 const weights = new WeakMap<MessageList, number>();
 
 /**
- * A copy's share of SENTIO_CONTEXT_CACHE_MESSAGES: one for the record, and each message once per 1 KiB of
- * its text begun (a message is about 1 KB beside its text), so the bound holds in bytes as well: counted
+ * A copy's share of SENTIO_CONTEXT_CACHE_MESSAGES: one for the record, and each message one plus one per
+ * full KiB of its text (a message is about 1 KB beside its text), so the bound holds in bytes as well: counted
  * by messages alone, 50,000 messages of 8 KiB each held about 450 MB per instance or worker, not 50.
  * Each list is weighed once (a copy handed out unchanged is weighed again at every read).
  */

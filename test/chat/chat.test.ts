@@ -598,8 +598,12 @@ describe('upstream failures', () => {
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(i % 2 === 0)));
       const overloaded = results.filter((r) => r.status === 503 || r.body.includes('"overloaded"'));
       expect(overloaded.length, 'the queue limit of 1 refused none: the test would prove nothing').toBeGreaterThan(0);
+      // A request the upstream refuses (400) is the caller's fault, answered 400 upstream_rejected: not counted either.
+      llm.enqueue({ kind: 'status', status: 400, body: { error: { message: 'context too long' } } });
+      expect((await chat(false)).status).toBe(400);
       const text = await (await t.get('/metrics')).text();
       expect(text).not.toMatch(/sentio_llm_errors_total\{kind="overloaded"\} [1-9]/);
+      expect(text).not.toMatch(/sentio_llm_errors_total\{kind="upstream_rejected"\} [1-9]/);
     } finally {
       await t.close();
     }

@@ -259,6 +259,11 @@ describe('payload limits (413)', () => {
       await expectError(await ids.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: 'x'.repeat(301) }] }), 400, 'invalid_request_error', 'external_id_too_long', 'messages[0].externalId');
       await expectError(await ids.post('/v2/emotions/analysis', { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(5) }), 400, 'invalid_request_error', 'idempotency_key_invalid', 'Idempotency-Key');
       expect((await ids.post('/v2/emotions/analysis', { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(4) })).status).toBe(200);
+      // /openapi.json states this server's limits, not the defaults.
+      const doc = (await (await ids.get('/openapi.json')).json()) as { paths: Record<string, Record<string, { parameters: Array<{ name: string; schema: { maxLength?: number }; description: string }> }>> };
+      const params = doc.paths['/v2/emotions/{contextId}/analysis']!['post']!.parameters;
+      expect(params.find((p) => p.name === 'Idempotency-Key')!.schema.maxLength).toBe(4);
+      expect(params.find((p) => p.name === 'contextId')!.description).toMatch(/at most 8 bytes/);
     } finally {
       await ids.close();
     }

@@ -100,7 +100,7 @@ describe('MemoryContextStore', () => {
 // The copies a Redis-backed instance or an HTTP worker holds were bounded in messages alone: 50,000 messages
 // of 8 KiB each held about 450 MB per instance or worker, where the docs said about 1 KB each.
 describe('cachedWeight (SENTIO_CONTEXT_CACHE_MESSAGES)', () => {
-  it('counts a record once and each message once per KiB of its text begun', () => {
+  it('counts a record once and each message one plus one per full KiB of its text', () => {
     const record = (texts: string[]): ContextRecord => ({
       id: 'c', createdAt: 0, updatedAt: 0, total: texts.length,
       messages: texts.map((text, i) => ({ ...message(`m${i}`), text })),

@@ -27,6 +27,8 @@ describe('config bounds', () => {
     expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '8' })).toThrow(/SENTIO_CONTEXT_MAX_MB: .*at least 9/);
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '9' }).contextMaxBytes).toBe(9 * 1_048_576);
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '1', SENTIO_CONTEXT_MAX_MESSAGES: '100' }).contextMaxBytes).toBe(1_048_576);
+    // With Redis the in-process bound applies to nothing, and is not checked.
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '1', SENTIO_REDIS_URL: 'redis://127.0.0.1:6379' })).not.toThrow();
   });
 
   // The LRU sets aside its index for every slot at start: 200 million slots failed after 8 s and 1.7 GB.

@@ -137,7 +137,7 @@ const chatRequest = <M extends z.ZodType>(message: M) =>
   z.strictObject({
     model: z.string().min(1).describe('Public LLM name (SENTIO_LLM_MODELS)'),
     emotion_model: z.string().min(1).describe('emotion-v2 or emotion-v1'),
-    context_id: z.string().min(1).optional().describe('At most 128 bytes; enables emotional memory'),
+    context_id: z.string().min(1).optional().describe('At most SENTIO_MAX_CONTEXT_ID_BYTES (128 by default) bytes; enables emotional memory'),
     messages: z.array(message).min(1),
     model_params: ModelParams.optional(),
     emotion_model_params: EmotionParams.optional(),

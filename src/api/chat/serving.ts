@@ -268,9 +268,12 @@ class ChatTurn {
     this.deps.metrics?.llmLatency.observe({ model: this.req.publicModel, stream: String(this.req.stream) }, (performance.now() - this.#llmStarted) / 1000);
   }
 
-  /** An upstream failure, for sentio_llm_errors_total: only the upstream's own (not Sentio's, not a client gone). */
+  /**
+   * An upstream failure, for sentio_llm_errors_total: only the upstream's own (not Sentio's, not a client
+   * gone, not a request the upstream refused as the caller's fault: upstream_rejected, a 400 to the caller).
+   */
   #countFailure(err: AppError): void {
-    if (!this.ctx.signal.aborted) this.deps.metrics?.llmErrors.inc({ kind: err.code });
+    if (!this.ctx.signal.aborted && err.code !== 'upstream_rejected') this.deps.metrics?.llmErrors.inc({ kind: err.code });
   }
 
   /**
