@@ -1,12 +1,13 @@
 // Module hooks for ts-loader.mjs (they run on Node's loader thread). Transpiled files are cached on disk
-// by path, size and mtime, so only the first worker thread of a run pays for loading TypeScript.
+// by path, size and mtime, so only the first worker thread of a run pays for loading TypeScript. The cache
+// lives in the checkout's node_modules/.cache: one shared folder in /tmp grew with every clone and edit,
+// and would belong to whichever user ran the tests first.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CACHE = join(tmpdir(), 'sentio-ts-loader');
+const CACHE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.cache', 'sentio-ts-loader');
 let ts;
 
 export async function resolve(specifier, context, next) {

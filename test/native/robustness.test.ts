@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/engine/binding.js';
 import type { NativeHandle } from '../../src/engine/binding.js';
@@ -258,6 +258,7 @@ describe('load failures', () => {
     const data = join(mkdtempSync(join(tmpdir(), 'sentio-check-cuda-')), 'texts.txt');
     writeFileSync(data, dairTexts().slice(0, 40).map((t) => `${t};joy`).join('\n'));
     const r = spawnSync(process.execPath, [checkCuda, '--data', data, '--model', MODEL_DIR, '--batch', '16'], { encoding: 'utf8', timeout: 60_000 });
+    rmSync(dirname(data), { recursive: true, force: true });
     const last = JSON.parse(r.stdout.trim().split('\n').pop()!) as { ok: boolean; error?: string; max_abs_diff?: number; texts?: number };
     if (last.ok) {
       expect(r.status).toBe(0);

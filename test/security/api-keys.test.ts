@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,10 @@ beforeAll(async () => {
   test = cli('create', '--name', 'ci', '--kind', 'test', '--rate-limit', '3')[0] as { id: string; key: string };
   s = await startTestServer({ SENTIO_API_KEYS: '', SENTIO_API_KEYS_FILE: file });
 });
-afterAll(async () => { await s.close(); });
+afterAll(async () => {
+  await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('hashed key file and the keys CLI', () => {
   it('creates keys in the decided forms, stores only digests, mode 0600', () => {
@@ -187,5 +190,6 @@ describe('key file writes', () => {
     expect(r.status, r.stdout + r.stderr).not.toBe(0);
     expect(r.stdout).not.toContain('revoked');
     expect(readFileSync(small, 'utf8')).toBe(before);
+    rmSync(path.dirname(small), { recursive: true, force: true });
   });
 });

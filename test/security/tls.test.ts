@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,10 @@ beforeAll(async () => {
     '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
   s = await startTestServer({ SENTIO_TLS_CERT: cert, SENTIO_TLS_KEY: key });
 });
-afterAll(async () => { await s.close(); });
+afterAll(async () => {
+  await s.close();
+  rmSync(dir, { recursive: true, force: true }); // private keys: not left in /tmp
+});
 
 function httpsPost(port: number, pathName: string, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -3,15 +3,20 @@
  * FLUSH_MS has passed since the first line of a block, on logger.flush(), and at process exit.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BlockDestination, createLogger } from '../../src/log.js';
 
+const dirs: string[] = [];
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
 function fileDestination(): { file: string; dest: BlockDestination; lines: () => string[] } {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'sentio-log-')), 'out.log');
+  const dir = mkdtempSync(path.join(tmpdir(), 'sentio-log-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'out.log');
   const dest = new BlockDestination(pino.destination({ dest: file, sync: true }));
   return { file, dest, lines: () => readFileSync(file, 'utf8').split('\n').filter(Boolean) };
 }
