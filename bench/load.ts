@@ -289,6 +289,9 @@ async function main(): Promise<void> {
   const raw64BeforeV2 = await raw64InFlight(rawEngine, 'before V2 single');
   const v2Rounds = await v2AgainstRaw(sentio, rawEngine);
   const raw64AfterV2 = await raw64InFlight(rawEngine, 'after V2 single');
+  // Woken from minutes idle, the peer's first requests stalled (a max of 1.6 s): warm both up again first.
+  await warmUp(peer);
+  await warmUp(unbatched);
   const peerAfter = await measure(peer, { name: 'peer v2 single (64 conn), after the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   const unbatchedAfter = await measure(unbatched, { name: 'unbatched v2 single (64 conn), after the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
   results.push(peerAfter, unbatchedAfter);
