@@ -23,7 +23,14 @@ export type EmotionParams = z.infer<typeof EmotionParams>;
 
 const Role = z.enum(['user', 'assistant', 'system']);
 const Content = z.strictObject({ text: z.string() });
-const Timestamp = z.iso.datetime({ offset: true });
+// ISO 8601 with a zone, to the second or finer, or to the minute ("2026-11-26T10:00Z" is ISO 8601 too;
+// zod's datetime takes one precision or the other, not both).
+const TO_SECOND = z.iso.datetime({ offset: true });
+const TO_MINUTE = z.iso.datetime({ offset: true, precision: -1 });
+const Timestamp = z
+  .string()
+  .refine((s) => TO_SECOND.safeParse(s).success || TO_MINUTE.safeParse(s).success, { message: 'Invalid ISO datetime' })
+  .meta({ format: 'date-time', description: 'ISO 8601 date-time with a zone (Z or ±hh:mm), to the minute or finer' });
 
 export const V2Message = z.strictObject({
   role: Role.optional(),

@@ -113,6 +113,12 @@ describe('validation (400)', () => {
     await expectError(await s.post(p, { messages: [msg()], extra: 1 }), 400, 'invalid_request_error', 'unknown_field', 'extra');
     await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
+    await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: '2026-11-26T10:00' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp'); // no zone
+    await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 5 }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].timestamp');
+    // ISO 8601 to the minute is ISO 8601 too (it was refused); seconds and fractions, Z or an offset, as before.
+    for (const t of ['2026-11-26T10:00Z', '2026-11-26T10:00+02:00', '2026-11-26T10:00:00Z', '2026-11-26T10:00:00.123-05:00']) {
+      expect((await s.post('/v2/emotions/ts-forms/analysis', { messages: [{ ...msg(), timestamp: t }] })).status, t).toBe(200);
+    }
     await expectError(await s.post(p, { messages: [msg()], params: { sensitivity: 2 } }), 400, 'invalid_request_error', 'invalid_value', 'params.sensitivity');
     // 1e400 parses as Infinity: out of range like 2, not a type error.
     const huge = await fetch(`${s.base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: '{"messages":[{"content":{"text":"x"}}],"params":{"sensitivity":1e400}}' });
