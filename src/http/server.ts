@@ -361,6 +361,8 @@ export class HttpServer {
     this.#interrupts[slot] = interrupt;
 
     let bodyRead = false;
+    // A reply that leaves the body unread closes the connection when skipping that body could be unbounded.
+    const unreadBodyTooLarge = () => !bodyRead && costlyToSkip(headers['content-length'], headers['transfer-encoding'], this.#opts.maxBodyBytes);
     const run = async (): Promise<void> => {
       // The key first: a request without a valid one gets 401 whatever else is wrong with it (spec,
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
@@ -448,7 +450,7 @@ export class HttpServer {
       // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
       res.cork(() => writeJson(res, reply.status, json, ctx.requestId, {
         headers: replyHeaders, contentType: reply.contentType, inferenceMs: ctx.inferenceMs, head,
-        closeConnection: this.#draining || (!bodyRead && costlyToSkip(headers['content-length'], headers['transfer-encoding'], this.#opts.maxBodyBytes)),
+        closeConnection: this.#draining || unreadBodyTooLarge(),
       }));
     };
 
@@ -464,8 +466,7 @@ export class HttpServer {
         if (appErr) {
           // A body refused mid-upload, or refused unread and too large to skip, is not drained: answer,
           // then close the connection.
-          sendError(appErr, appErr.code === 'body_too_large' ||
-            (!bodyRead && costlyToSkip(headers['content-length'], headers['transfer-encoding'], this.#opts.maxBodyBytes)));
+          sendError(appErr, appErr.code === 'body_too_large' || unreadBodyTooLarge());
         } else {
           this.#opts.logger.error({ err, request_id: ctx.requestId }, 'unhandled error');
           sendError(new AppError('internal_error', 'internal server error'));
