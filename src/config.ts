@@ -5,8 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
-import { DEFAULT_CACHED_MESSAGES } from './store/context-store.js';
-import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES } from './store/memory-store.js';
+import { CONTEXT_OVERHEAD_BYTES, DEFAULT_CACHED_MESSAGES, MESSAGE_OVERHEAD_BYTES } from './store/context-store.js';
 import { ENGINE_OPTION_MAX } from './engine/options.js';
 import { shippedModelDir } from './repo-paths.js';
 

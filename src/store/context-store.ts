@@ -80,12 +80,24 @@ export class StoreUnavailableError extends Error {
 /** Messages a process keeps decoded across its copies of a shared store's contexts (SENTIO_CONTEXT_CACHE_MESSAGES). */
 export const DEFAULT_CACHED_MESSAGES = 50_000;
 
+/**
+ * Estimated heap bytes of a stored message beside its text (scores, EQ, ids: about 1 KB measured,
+ * docs/context-and-trajectory.md), and of a context beside its messages.
+ */
+export const MESSAGE_OVERHEAD_BYTES = 1024;
+export const CONTEXT_OVERHEAD_BYTES = 512;
+
+/** A message's estimated size: its overhead and one byte per UTF-16 unit of its text. */
+export function messageSize(m: StoredMessage): number {
+  return MESSAGE_OVERHEAD_BYTES + m.text.length;
+}
+
 const weights = new WeakMap<MessageList, number>();
 
 /**
- * A copy's share of SENTIO_CONTEXT_CACHE_MESSAGES: one for the record, and each message one plus one per
- * full KiB of its text (a message is about 1 KB beside its text), so the bound holds in bytes as well: counted
- * by messages alone, 50,000 messages of 8 KiB each held about 450 MB per instance or worker, not 50.
+ * A copy's share of SENTIO_CONTEXT_CACHE_MESSAGES: one for the record, and each message its estimated size
+ * in whole KiB (one plus one per full KiB of its text), so the bound holds in bytes as well: counted by
+ * messages alone, 50,000 messages of 8 KiB each held about 450 MB per instance or worker, not 50.
  * Each list is weighed once (a copy handed out unchanged is weighed again at every read).
  */
 export function cachedWeight(record: ContextRecord): number {
@@ -93,7 +105,7 @@ export function cachedWeight(record: ContextRecord): number {
   let w = weights.get(list);
   if (w === undefined) {
     w = 1;
-    for (const m of list) w += 1 + (m.text.length >> 10);
+    for (const m of list) w += Math.floor(messageSize(m) / 1024);
     weights.set(list, w);
   }
   return w;

@@ -3,20 +3,9 @@
  * with per-entry TTL.
  */
 import { LRUCache } from 'lru-cache';
+import { CONTEXT_OVERHEAD_BYTES, messageSize } from './context-store.js';
 import type { ContextRecord, ContextStore, MessageList, StoredMessage } from './context-store.js';
 import { extendWindow } from './message-window.js';
-
-/**
- * Estimated heap bytes of a stored message beside its text (scores, EQ, ids: about 1 KB measured,
- * docs/context-and-trajectory.md), and of a context beside its messages.
- */
-export const MESSAGE_OVERHEAD_BYTES = 1024;
-export const CONTEXT_OVERHEAD_BYTES = 512;
-
-/** A message's estimated size: its overhead and one byte per UTF-16 unit of its text. */
-export function messageSize(m: StoredMessage): number {
-  return MESSAGE_OVERHEAD_BYTES + m.text.length;
-}
 
 export interface MemoryStoreOptions {
   ttlSeconds: number;

@@ -3,9 +3,9 @@
  * against an injected clock.
  */
 import { describe, expect, it } from 'vitest';
-import { cachedWeight } from '../../src/store/context-store.js';
+import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES, cachedWeight } from '../../src/store/context-store.js';
 import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
-import { CONTEXT_OVERHEAD_BYTES, MESSAGE_OVERHEAD_BYTES, MemoryContextStore } from '../../src/store/memory-store.js';
+import { MemoryContextStore } from '../../src/store/memory-store.js';
 import { storedMessage } from '../helpers/stored-message.js';
 
 const message = storedMessage;
