@@ -13,7 +13,7 @@ import type { LabelOrder } from '../core/emotions.js';
 import { createLogger } from '../log.js';
 import { RemoteEngine, reviveError } from './remote-engine.js';
 import { remoteStores } from './remote-stores.js';
-import { RpcClient } from './rpc.js';
+import { RpcClient, serveRpc } from './rpc.js';
 import { SharedMemoryRateLimitStore } from './shared-rate-limit.js';
 import type { SharedBucketMemory } from './shared-rate-limit.js';
 
@@ -22,15 +22,18 @@ export interface WorkerInit {
   /** The process's configuration, with the port every worker listens on. */
   config: Config;
   rpcPort: MessagePort;
+  /** Calls from the main thread to this worker (its metrics). */
+  servePort: MessagePort;
   /** Set without Redis: contexts and idempotency records live on the main thread, buckets in this memory. */
   sharedBuckets: SharedBucketMemory | undefined;
   labels: LabelOrder;
   engineDescription: Record<string, unknown>;
 }
 
-export type ToWorker = { t: 'close'; graceMs: number } | { t: 'reload-keys' } | { t: 'metrics'; id: number };
-export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; message: string } | { t: 'closed' }
-  | { t: 'metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
+export type ToWorker = { t: 'close'; graceMs: number } | { t: 'reload-keys' };
+export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; message: string } | { t: 'closed' };
+/** A worker's metrics as data (Metrics.json()), which the main thread sums for every scrape. */
+export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
 async function run(): Promise<void> {
   const control = parentPort;
@@ -56,6 +59,7 @@ async function run(): Promise<void> {
     logger.flush();
     post({ t: 'failed', message: (err as Error).message });
     init.rpcPort.close();
+    init.servePort.close();
     return;
   }
   // A bug that escapes a request ends this thread; left to Node, the thread ended with uWS's handles still
@@ -70,17 +74,15 @@ async function run(): Promise<void> {
     void sentio.close(0).finally(() => {
       logger.flush();
       init.rpcPort.close();
+      init.servePort.close();
       control.close();
       process.exit(1); // in a worker thread: ends this thread only
     });
   };
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
+  serveRpc(init.servePort, { metrics: async () => ({ value: await sentio.metrics.json() }) });
   control.on('message', (m: ToWorker) => {
-    if (m.t === 'metrics') {
-      void sentio.metrics.json().then((metrics) => post({ t: 'metrics', id: m.id, metrics }), () => undefined);
-      return;
-    }
     if (m.t === 'reload-keys') {
       // Signals reach only the main thread; startSentio's SIGHUP listener reloads the key file.
       process.emit('SIGHUP', 'SIGHUP');
@@ -89,6 +91,7 @@ async function run(): Promise<void> {
     sentio.close(m.graceMs).finally(() => {
       logger.flush();
       init.rpcPort.close();
+      init.servePort.close();
       post({ t: 'closed' });
       control.close();
     });

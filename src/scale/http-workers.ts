@@ -17,7 +17,6 @@
  * one batcher per device) without a far costlier IPC hop. docs/deployment.md.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { AnalysisEngine } from '../app.js';
 import type { Config } from '../config.js';
@@ -25,14 +24,13 @@ import type { ClaimResult } from '../guard/idempotency.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
 import { threadsText } from '../metrics.js';
-import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import { pickFreePort } from '../http/port.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
-import type { FromWorker, ToWorker, WorkerInit } from './http-worker.js';
-import { engineHandlers } from './remote-engine.js';
+import type { FromWorker, ToWorker, WorkerInit, WorkerMetrics } from './http-worker.js';
+import { engineHandlers, reviveError } from './remote-engine.js';
 import { storeHandlers } from './remote-stores.js';
-import { serveRpc } from './rpc.js';
+import { RpcClient, serveRpc } from './rpc.js';
 import { allocateSharedBuckets } from './shared-rate-limit.js';
 import type { RpcHandler } from './rpc.js';
 
@@ -72,17 +70,20 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   const handlers: Record<string, RpcHandler> = {
     ...engineHandlers(opts.engine),
     'metrics.engine': async () => ({ value: await opts.engineMetrics.text() }),
-    'metrics.all': async () => ({ value: await threadsText(await Promise.all([...workers.values()].map(({ worker }) => workerMetrics(worker))), opts.engineMetrics) }),
+    'metrics.all': async () => ({ value: await threadsText(await Promise.all([...workers.values()].map(({ metrics }) => workerMetrics(metrics))), opts.engineMetrics) }),
     ...(shared ? storeHandlers(shared) : {}),
   };
   // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
   const port = config.port === 0 ? await pickFreePort(config.host) : config.port;
   const url = opts.workerUrl ?? new URL(import.meta.url.endsWith('.ts') ? './http-worker.ts' : './http-worker.js', import.meta.url);
-  const workers = new Map<number, { worker: Worker; rpcPort: MessagePort }>();
+  // Each worker also serves calls from the main thread (its metrics), on a channel of their own: one port
+  // carries calls one way only (rpc.ts).
+  const workers = new Map<number, { worker: Worker; metrics: RpcClient }>();
   let closing = false;
 
   const spawn = (index: number): Promise<void> => {
     const { port1, port2 } = new MessageChannel();
+    const toWorker = new MessageChannel();
     // The Idempotency-Key claims this worker holds: a worker that dies cannot finish their requests (it
     // answers them 503), so its claims are released, or every retry would get 409 for the claim's lease.
     const claims = new Set<string>();
@@ -91,12 +92,13 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
       index,
       config: { ...config, port },
       rpcPort: port2,
+      servePort: toWorker.port2,
       sharedBuckets,
       labels: opts.engine.labels,
       engineDescription: opts.engine.describe(),
     };
-    const worker = new Worker(url, { workerData: init, transferList: [port2], execArgv: opts.execArgv ?? [] });
-    workers.set(index, { worker, rpcPort: port1 });
+    const worker = new Worker(url, { workerData: init, transferList: [port2, toWorker.port2], execArgv: opts.execArgv ?? [] });
+    workers.set(index, { worker, metrics: new RpcClient(toWorker.port1, reviveError) });
     return new Promise<void>((resolve, reject) => {
       let started = false;
       worker.on('message', (m: FromWorker) => {
@@ -113,6 +115,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
       });
       worker.on('exit', (code) => {
         port1.close();
+        toWorker.port1.close();
         for (const scope of claims) void shared?.idempotency.release(scope);
         claims.clear();
         if (workers.get(index)?.worker === worker) workers.delete(index);
@@ -201,22 +204,9 @@ function claimTracking(handlers: Record<string, RpcHandler>, claims: Set<string>
   };
 }
 
-let metricsRequests = 0;
-
 /** One worker's metrics as data; none from a worker that does not answer within a second (it is stuck or ending). */
-function workerMetrics(worker: Worker): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
-  const id = ++metricsRequests;
-  return new Promise((resolve) => {
-    const done = (metrics: MetricObjectWithValues<MetricValue<string>>[]) => {
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      resolve(metrics);
-    };
-    const onMessage = (m: FromWorker) => { if (m.t === 'metrics' && m.id === id) done(m.metrics); };
-    const timer = setTimeout(() => done([]), 1_000);
-    worker.on('message', onMessage);
-    worker.postMessage({ t: 'metrics', id } satisfies ToWorker);
-  });
+function workerMetrics(worker: RpcClient): Promise<WorkerMetrics> {
+  return worker.call<WorkerMetrics>('metrics', [], { signal: AbortSignal.timeout(1_000) }).catch(() => []);
 }
 
 /** Ask a worker to drain and close its app, then end the thread (terminate only once uWS is closed). */
