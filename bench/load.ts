@@ -131,7 +131,7 @@ async function v2AgainstRaw(child: Child, engine: RawEngine): Promise<{ rounds: 
   const rounds: V2Round[] = [];
   let before = await rawBeside(engine, 'before V2 single, round 1');
   for (let i = 1; i <= V2_ROUNDS; i++) {
-    const v2 = await measure(child, { name: `sentio v2 single (64 conn), round ${i} of ${V2_ROUNDS}`, connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+    const v2 = await measureSingle(child, `sentio v2 single (64 conn), round ${i} of ${V2_ROUNDS}`);
     const after = await rawBeside(engine, `after V2 single, round ${i}`);
     rounds.push({ v2, before, after, raw: (before + after) / 2 });
     before = after;
@@ -248,10 +248,15 @@ async function warmUp(child: Child): Promise<void> {
   await runLoad({ name: 'warm-up', url: `http://127.0.0.1:${child.port}`, connections: 64, durationS: quick ? 2 : 3, path: '/v2/emotions/analysis', body: single, headers: { 'x-api-key': KEY } });
 }
 
+/** The V2 single-message scenario (64 connections, one text each) against any server. */
+function measureSingle(child: Child, name: string): Promise<Measured> {
+  return measure(child, { name, connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+}
+
 /** A baseline server under the V2 single-message scenario: warmed up, measured once, stopped. */
 async function singleMessageBaseline(child: Child, name: string): Promise<Measured> {
   await warmUp(child);
-  const r = await measure(child, { name, connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  const r = await measureSingle(child, name);
   await child.stop();
   return r;
 }
@@ -277,8 +282,8 @@ async function main(): Promise<void> {
   const unbatched = await sentioChild({ SENTIO_BATCHING: '0' });
   await warmUp(peer);
   await warmUp(unbatched);
-  const peerBefore = await measure(peer, { name: 'peer v2 single (64 conn), before the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
-  const unbatchedBefore = await measure(unbatched, { name: 'unbatched v2 single (64 conn), before the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  const peerBefore = await measureSingle(peer, 'peer v2 single (64 conn), before the V2 rounds');
+  const unbatchedBefore = await measureSingle(unbatched, 'unbatched v2 single (64 conn), before the V2 rounds');
   results.push(peerBefore, unbatchedBefore);
 
   // The chat scenario's upstream: an OpenAI-compatible fake in its own process (first token after 20 ms).
@@ -292,8 +297,8 @@ async function main(): Promise<void> {
   // Woken from minutes idle, the peer's first requests stalled (a max of 1.6 s): warm both up again first.
   await warmUp(peer);
   await warmUp(unbatched);
-  const peerAfter = await measure(peer, { name: 'peer v2 single (64 conn), after the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
-  const unbatchedAfter = await measure(unbatched, { name: 'unbatched v2 single (64 conn), after the V2 rounds', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  const peerAfter = await measureSingle(peer, 'peer v2 single (64 conn), after the V2 rounds');
+  const unbatchedAfter = await measureSingle(unbatched, 'unbatched v2 single (64 conn), after the V2 rounds');
   results.push(peerAfter, unbatchedAfter);
   await peer.stop();
   await unbatched.stop();
@@ -323,7 +328,7 @@ async function main(): Promise<void> {
   // The sweep's rates are shares of the maximum measured again just before it, on the server as the
   // scenarios above have left it (their stored contexts): the V2 figure from minutes earlier was once 30%
   // above what the server could then answer, and its "70%" was an overload.
-  const maxBeforeSweep = await measure(sentio, { name: 'sentio v2 single, before the sweep', connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
+  const maxBeforeSweep = await measureSingle(sentio, 'sentio v2 single, before the sweep');
   results.push(maxBeforeSweep);
   const sweep: LoadResult[] = [];
   for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
