@@ -26,6 +26,7 @@ The features are defined here and in src/core/crisis-model.ts, and must stay ide
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import math
@@ -141,7 +142,9 @@ def everyday(split: str) -> list[str]:
     """dair-ai (`text;label` lines) and GoEmotions (`text<TAB>labels<TAB>id`) texts of one split."""
     dair = [l.rsplit(";", 1)[0] for l in open(os.path.join(DATA, "dair-ai-emotion", f"{split}.txt"), encoding="utf-8") if l.strip()]
     go_split = {"train": "train", "val": "dev"}[split]
-    go = [l.split("\t")[0] for l in open(os.path.join(DATA, "goemotions", f"{go_split}.tsv"), encoding="utf-8") if l.strip()]
+    # a text holding double quotes is CSV-quoted inside the TSV (`"say ""hi"""`), so read it as CSV
+    with open(os.path.join(DATA, "goemotions", f"{go_split}.tsv"), encoding="utf-8", newline="") as f:
+        go = [row[0] for row in csv.reader(f, delimiter="\t", quotechar='"') if row]
     return dair, go
 
 
@@ -219,7 +222,7 @@ def main() -> None:
         f.write("\n")
     sha = hashlib.sha256(open(path, "rb").read()).hexdigest()
     manifest = {
-        "name": "sentio-crisis", "version": "1.3.0", "threshold": THRESHOLD, "intercept": intercept,
+        "name": "sentio-crisis", "version": "1.4.0", "threshold": THRESHOLD, "intercept": intercept,
         "buckets_per_kind": BUCKETS, "entries": len(entries),
         "files": {"model.bin": {"sha256": sha, "bytes": os.path.getsize(path)}},
         "training": {"command": " ".join(["/usr/bin/python3", "models/crisis/train.py"] + sys.argv[1:]), "C": C,

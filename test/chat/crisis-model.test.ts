@@ -4,7 +4,9 @@
  * everyday text.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { readDair, readGoEmotions } from '../../scripts/lib/datasets.js';
 import { CrisisModel, crisisModel } from '../../src/core/crisis-model.js';
 
 const golden = JSON.parse(readFileSync(new URL('../../models/crisis/golden.json', import.meta.url), 'utf8')) as { text: string; p: number }[];
@@ -20,8 +22,9 @@ describe('crisis model', () => {
 
   it('leaves everyday text alone: at most 0.3% of GoEmotions dev comments and dair-ai val sentences (never trained on)', () => {
     const m = crisisModel();
-    const go = readFileSync(new URL('../../../shared/data/goemotions/dev.tsv', import.meta.url), 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')[0]!);
-    const dair = readFileSync(new URL('../../../shared/data/dair-ai-emotion/val.txt', import.meta.url), 'utf8').split('\n').filter(Boolean).map((l) => l.slice(0, l.lastIndexOf(';')));
+    const go = readGoEmotions(fileURLToPath(new URL('../../../shared/data/goemotions/dev.tsv', import.meta.url))).map((r) => r.text);
+    const dair = readDair(fileURLToPath(new URL('../../../shared/data/dair-ai-emotion/val.txt', import.meta.url))).map((r) => r.text);
+    expect([go.length, dair.length]).toEqual([5426, 2000]);
     for (const texts of [go, dair]) {
       const flagged = texts.filter((t) => m.probability(t) >= m.threshold).length;
       expect(flagged / texts.length).toBeLessThanOrEqual(0.003);
