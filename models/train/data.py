@@ -135,6 +135,14 @@ def add_emoji(text: str, label: str, rng: random.Random) -> str:
     return e + " " + text
 
 
+def feeling_text(label: str, rng: random.Random) -> str:
+    """A short statement of one of the label's strong feeling words ("honestly i'm so furious!")."""
+    word = rng.choice(lexicon.INTENSITY_WORDS[label][1])
+    if rng.random() < 0.5:
+        word = f"{rng.choice(lexicon.STRONG)} {word}"
+    return chatify(rng.choice(lexicon.INTENSITY_FRAMES).format(word), rng, None, 0.0)
+
+
 def emoji_only(label: str, rng: random.Random) -> str:
     """A text of one to three of the label's emoji or emoticons, as chat users send them alone."""
     parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]

@@ -166,6 +166,9 @@ def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch,
     # 1 - neutral, fell as emoji were added ("I'm furious 😡😡😡" read minimal). Each epoch therefore
     # adds emoji-only texts labelled with the GoEmotions label of the same name, and copies of comments
     # labelled with one of the six names, with one of its emoji added (their labels unchanged).
+    # Nor did it know the six-way lexicon's strong words ("furious" in 9 comments): "I am absolutely
+    # furious!!!" read 0.42 neutral and 0.03 anger, and scored less intense than "I am a bit annoyed". So
+    # each epoch also adds short statements of those words, labelled with the label of the same name (1.3.2).
     go_index = {n: i for i, n in enumerate(names)}
     six_rows = [(t, data.multi_hot(l), names[i]) for t, l in go_train for i in l[:1] if names[i] in data.SIX_INDEX]
 
@@ -185,6 +188,11 @@ def train_sub(args, enc: Encoder, vocab: int, names: list[str]) -> tuple[Branch,
                 label = rng.choice(data.SIX)
                 extra.append((data.emoji_only(label, rng), data.multi_hot([go_index[label]]), 1.0))
             extra += [(data.add_emoji(t, label, rng), y, 1.0) for t, y, label in six_rows if rng.random() < 0.2]
+        # their own random stream, so the rows above stay those of the recipe without them
+        words_rng = random.Random(args.seed * 3000 + epoch)
+        for _ in range(args.sub_words):
+            label = words_rng.choice(data.SIX)
+            extra.append((data.feeling_text(label, words_rng), data.multi_hot([go_index[label]]), 1.0))
         return rows + extra
 
     branch = new_branch("sub", vocab, args.seed + 7, arch(args)["sub"])
@@ -298,13 +306,15 @@ def main() -> None:
     ap.add_argument("--sub-epochs", type=int, default=5)
     ap.add_argument("--no-sub-emoji", dest="sub_emoji", action="store_false",
                     help="train the sub branch without emoji texts (1.3.0's recipe)")
+    ap.add_argument("--sub-words", type=int, default=500,
+                    help="sub branch: statements of the six-way lexicon's strong feeling words per epoch")
     ap.add_argument("--va-epochs", type=int, default=6)
     ap.add_argument("--va-pseudo-w", type=float, default=1.0)
     ap.add_argument("--va-pseudo-frac", type=float, default=1.0)
     ap.add_argument("--only", default="six,sub,va", help="comma list of branches to train (others random, or --base's)")
     ap.add_argument("--base", default=None,
                     help="a model directory whose branches not in --only are kept: weights, sub thresholds, metrics")
-    ap.add_argument("--version", default="1.3.1")
+    ap.add_argument("--version", default="1.3.2")
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("SENTIO_TRAIN_THREADS", "2")))
