@@ -9,7 +9,8 @@ Three parts of one network, trained one after another (they share no weights):
          seeds and augmentation draws), each trained on dair-ai train plus chat-style copies
          (contractions, punctuation, casing, emoji), synthetic emoji-only / negation / intensity /
          chat-phrase rows and GoEmotions mapped to the six as weak labels.
-  sub  - GoEmotions 28 labels (sigmoid); thresholds picked on 10% of GoEmotions train held out.
+  sub  - GoEmotions 28 labels (sigmoid), plus emoji and strong-feeling-word rows labelled with the six's
+         names; thresholds picked on 10% of GoEmotions train held out.
   va   - EmoBank valence/arousal: a small branch trained on EmoBank plus a TF-IDF ridge teacher's labels
          for the other corpora's texts, mixed with a ridge regression over token ids that runs in-graph.
 Selection uses splits carved from train (dair-ai dev = 10% of train, GoEmotions 10% of train, EmoBank
