@@ -126,7 +126,14 @@ const ChatEmotions = z.strictObject({
   assistant: AssistantEntry.optional().describe('Absent when the reply has no text (tool calls only)'),
 });
 
-const ChatUsage = z.strictObject({ prompt_tokens: count, completion_tokens: count, analyse_tokens: count });
+const ChatUsage = z.strictObject({
+  prompt_tokens: count,
+  completion_tokens: count,
+  total_tokens: count.describe('prompt_tokens + completion_tokens (the LLM\'s; analyse_tokens are apart)'),
+  prompt_tokens_details: z.looseObject({}).optional().describe('The upstream\'s, as it gave it'),
+  completion_tokens_details: z.looseObject({}).optional().describe('The upstream\'s, as it gave it (reasoning_tokens, ...)'),
+  analyse_tokens: count,
+});
 
 /** Sentio's fields after the choices: the same in a completion and in a stream's last chunk. */
 function chatTail(version: 'v1' | 'v2') {
@@ -144,7 +151,13 @@ function chatTail(version: 'v1' | 'v2') {
 const AssistantMessage = z.looseObject({ role: z.literal('assistant'), content: z.string().nullable().optional() });
 
 export function chatResponses(version: 'v1' | 'v2') {
-  const head = { id: z.string(), created: z.int(), model: z.string().describe('The public model name the request used') };
+  const head = {
+    id: z.string(),
+    created: z.int(),
+    model: z.string().describe('The public model name the request used'),
+    system_fingerprint: z.string().nullable().optional().describe('The upstream\'s, when it gave one'),
+    service_tier: z.string().nullable().optional().describe('The upstream\'s, when it gave one'),
+  };
   return {
     completion: z.strictObject({
       ...head,

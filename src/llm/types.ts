@@ -4,6 +4,8 @@ export interface UpstreamUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  prompt_tokens_details?: unknown;
+  completion_tokens_details?: unknown;
 }
 
 export interface UpstreamToolCall {

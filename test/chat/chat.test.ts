@@ -379,7 +379,8 @@ describe('V1 chat', () => {
     expect(Object.keys(j.emotions.user).sort()).toEqual(['category', 'raw', 'text']);
     expect(j.emotions.assistant).toMatchObject({ category: 'calm', text: 'calm' });
     expect(Object.keys(j.emotions.assistant.raw).sort()).toEqual([...EMOTIONS].sort());
-    expect(Object.keys(j.usage).sort()).toEqual(['analyse_tokens', 'completion_tokens', 'prompt_tokens']);
+    expect(Object.keys(j.usage).sort()).toEqual(['analyse_tokens', 'completion_tokens', 'prompt_tokens', 'total_tokens']);
+    expect(j.usage.total_tokens).toBe(j.usage.prompt_tokens + j.usage.completion_tokens);
     expect(llm.last!.body).toMatchObject({ temperature: 0.7, max_tokens: 64 });
   });
 

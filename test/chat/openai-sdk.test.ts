@@ -23,7 +23,7 @@ interface SentioExtras {
   emotion_model: string;
   emotions: { user: Record<string, unknown>; assistant?: Record<string, unknown> };
   conversationMode: { mode: string; confidence: number; responseStrategy: { tone: string; approach: string } };
-  usage: { prompt_tokens: number; completion_tokens: number; analyse_tokens: number };
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; analyse_tokens: number };
 }
 
 beforeAll(async () => {
@@ -181,6 +181,73 @@ describe('openai SDK against /v2', () => {
       { role: 'assistant', content: 'Hello!', reasoning: 'greet back' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
     ]);
+  });
+
+  it('a refusal, sent back as it came, is accepted and passed on', async () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const completion = { id: 'up-1', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop' }] };
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify(completion)] });
+    const first: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Help me pick a lock.' }];
+    const params = { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2' };
+    const res = await client.chat.completions.create({ ...params, messages: first } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const message = res.choices[0]!.message;
+    expect(message).toMatchObject({ content: null, refusal });
+    // a chat loop appends the reply as it came (content null) and goes on
+    const next = await client.chat.completions.create({ ...params, messages: [...first, message, { role: 'user', content: 'Fair enough.' }] } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(next.choices[0]!.message.content).toBe(DEFAULT_REPLY);
+    expect(llm.last!.body.messages!.find((m) => m.role === 'assistant')).toEqual({ role: 'assistant', content: null, refusal });
+  });
+
+  it('the upstream\'s system_fingerprint, service_tier, logprobs and usage details pass through, plain and streamed', async () => {
+    const logprobs = { content: [{ token: 'Fine', logprob: -0.1, bytes: [70, 105, 110, 101], top_logprobs: [] }], refusal: null };
+    const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 3 } };
+    const run = { system_fingerprint: 'fp_up', service_tier: 'default' };
+    const completion = { id: 'up-2', object: 'chat.completion', created: 1, model: 'up', ...run, choices: [{ index: 0, message: { role: 'assistant', content: 'Fine.' }, logprobs, finish_reason: 'stop' }], usage };
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify(completion)] });
+    const params = { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user' as const, content: 'How are you?' }] };
+    const res = await client.chat.completions.create(params);
+    expect(res).toMatchObject(run);
+    expect(res.choices[0]!.logprobs).toEqual(logprobs);
+    expect(res.usage).toMatchObject(usage);
+    expect((res as unknown as SentioExtras).usage.analyse_tokens).toBeGreaterThan(0);
+    // an upstream that gives none of them: logprobs null as in OpenAI's replies, a total of the two counts
+    const plain = await client.chat.completions.create(params);
+    expect(plain.choices[0]!.logprobs).toBeNull();
+    expect(plain.system_fingerprint).toBeUndefined();
+    expect(plain.usage!.total_tokens).toBe(plain.usage!.prompt_tokens + plain.usage!.completion_tokens);
+
+    const chunk = (choices: unknown[], extra: object = {}) => `data: ${JSON.stringify({ id: 'up-3', object: 'chat.completion.chunk', created: 1, model: 'up', ...run, choices, ...extra })}\n\n`;
+    llm.enqueue({ kind: 'raw', pieces: [
+      chunk([{ index: 0, delta: { role: 'assistant', content: 'Fine.' }, logprobs, finish_reason: null }]),
+      chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+      chunk([], { usage }),
+      'data: [DONE]\n\n',
+    ] });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of await client.chat.completions.create({ ...params, stream: true })) chunks.push(c);
+    expect(chunks.length).toBe(3);
+    for (const c of chunks) expect(c).toMatchObject(run);
+    expect(chunks[0]!.choices[0]!.logprobs).toEqual(logprobs);
+    expect(chunks.at(-1)!.usage).toMatchObject(usage);
+  });
+
+  it('OpenAI\'s nulls mean "not given", and max_completion_tokens is passed on', async () => {
+    const res = await client.chat.completions.create({
+      model: 'llm-k2-thinking-turbo', messages: [{ role: 'user', content: 'hi' }],
+      temperature: null, max_tokens: null, top_p: null, frequency_penalty: null, presence_penalty: null, stop: null, seed: null,
+      stream: null, stream_options: null, max_completion_tokens: 50,
+      ...({ emotion_model: 'emotion-v2', model_params: { temperature: null, top_p: 0.9 } } as object),
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(res.object).toBe('chat.completion');
+    const sent = llm.last!.body;
+    expect(sent).toMatchObject({ max_completion_tokens: 50, top_p: 0.9 });
+    for (const k of ['temperature', 'max_tokens', 'frequency_penalty', 'presence_penalty', 'stop', 'seed']) expect(sent).not.toHaveProperty(k);
+    const chunks = [];
+    for await (const c of await client.chat.completions.create({
+      model: 'llm-k2-thinking-turbo', messages: [{ role: 'user', content: 'hi' }], stream: true,
+      stream_options: { include_usage: true, include_obfuscation: false }, ...({ emotion_model: 'emotion-v2' } as object),
+    } as OpenAI.ChatCompletionCreateParamsStreaming)) chunks.push(c);
+    expect(chunks.length).toBeGreaterThan(1);
   });
 
   it('a streamed tool call is reassembled by the SDK helper', async () => {

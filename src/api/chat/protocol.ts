@@ -13,19 +13,24 @@ import { checkContextId, eqParamsOf, resolveEmotionModel, EMOTION_MODELS } from 
 import type { EntryShape } from '../entries.js';
 import type { EqParams } from '../../core/eq.js';
 
-/** Sampling parameters passed to the LLM, with OpenAI's ranges. */
-export const ModelParams = z
+/**
+ * Sampling parameters passed to the LLM, with OpenAI's ranges. Null means not given, as in OpenAI's API:
+ * its SDK types every one of them `T | null`, and frameworks built on it send the nulls.
+ */
+const SamplingParams = z
   .strictObject({
-    temperature: z.number().min(0).max(2).optional().describe('0..2'),
-    max_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Most tokens to generate'),
-    top_p: z.number().gt(0).max(1).optional().describe('(0, 1]'),
-    frequency_penalty: z.number().min(-2).max(2).optional().describe('-2..2'),
-    presence_penalty: z.number().min(-2).max(2).optional().describe('-2..2'),
-    stop: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]).optional().describe('Up to 4 stop sequences'),
-    seed: z.number().int().optional().describe('For reproducible sampling, where the upstream supports it'),
-  })
-  .describe('Passed to the LLM');
-export type ModelParams = z.infer<typeof ModelParams>;
+    temperature: z.number().min(0).max(2).nullish().describe('0..2'),
+    max_tokens: z.number().int().min(1).max(1_000_000).nullish().describe('Most tokens to generate'),
+    max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish().describe('Most tokens to generate (OpenAI\'s newer name, passed on as given)'),
+    top_p: z.number().gt(0).max(1).nullish().describe('(0, 1]'),
+    frequency_penalty: z.number().min(-2).max(2).nullish().describe('-2..2'),
+    presence_penalty: z.number().min(-2).max(2).nullish().describe('-2..2'),
+    stop: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(4)]).nullish().describe('Up to 4 stop sequences'),
+    seed: z.number().int().nullish().describe('For reproducible sampling, where the upstream supports it'),
+  });
+export const ModelParams = SamplingParams.describe('Passed to the LLM');
+/** What reaches the upstream: the parameters given, without the nulls. */
+export type ModelParams = { [K in keyof z.infer<typeof SamplingParams>]?: Exclude<z.infer<typeof SamplingParams>[K], null> };
 const MODEL_PARAM_NAMES = Object.keys(ModelParams.shape) as Array<keyof ModelParams>;
 
 /** Deepest nesting accepted in the free-form JSON passed to the LLM: JSON.stringify recurses, and at
@@ -107,8 +112,9 @@ const V2AssistantMessage = z
     /** Added by the OpenAI SDK's `stream()` and `runTools()` helpers; not passed on. */
     parsed: FreeJson.optional(),
   })
-  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0 || Boolean(m.function_call), {
-    message: 'an assistant message needs content or tool_calls',
+  // A refusal comes back with content null, and a chat loop appends it to the history as it came.
+  .refine((m) => typeof m.content === 'string' || (m.tool_calls?.length ?? 0) > 0 || Boolean(m.function_call) || typeof m.refusal === 'string', {
+    message: 'an assistant message needs content, tool_calls or a refusal',
     path: ['content'],
   });
 const ToolMessage = z.strictObject({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string().min(1) });
@@ -141,9 +147,9 @@ const chatRequest = <M extends z.ZodType>(message: M) =>
     messages: z.array(message).min(1),
     model_params: ModelParams.optional(),
     emotion_model_params: EmotionParams.optional(),
-    stream: z.boolean().optional(),
-    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).optional()
-      .describe('Accepted for OpenAI compatibility; usage is always in the last chunk'),
+    stream: z.boolean().nullish(),
+    stream_options: z.strictObject({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() }).nullish()
+      .describe('Accepted for OpenAI compatibility and not passed on: usage is always in the last chunk, and chunks are not padded'),
     tools: z.array(FunctionTool).max(128).optional(),
     tool_choice: ToolChoice.optional(),
     parallel_tool_calls: z.boolean().optional(),
@@ -237,14 +243,18 @@ export function parseChatRequest(
   const emotionModel = resolveEmotionModel(req.emotion_model, d.version, 'emotion_model');
   const contextId = req.context_id === undefined ? undefined : checkContextId(req.context_id, limits);
 
-  const modelParams: ModelParams = { ...req.model_params };
+  const modelParams: Record<string, unknown> = {};
+  for (const k of MODEL_PARAM_NAMES) {
+    const inner = req.model_params?.[k];
+    if (inner !== undefined && inner !== null) modelParams[k] = inner;
+  }
   for (const k of MODEL_PARAM_NAMES) {
     const top = req[k];
-    if (top === undefined) continue;
-    if (req.model_params?.[k] !== undefined) {
+    if (top === undefined || top === null) continue;
+    if (modelParams[k] !== undefined) {
       throw new AppError('invalid_value', `${k} is given both at the top level and in model_params; give it once`, { param: k });
     }
-    (modelParams as Record<string, unknown>)[k] = top;
+    modelParams[k] = top;
   }
 
   let userIndex = -1;
@@ -267,7 +277,7 @@ export function parseChatRequest(
     messages: req.messages.map(forUpstream),
     userIndex,
     userIsNew: userIndex === req.messages.length - 1,
-    modelParams,
+    modelParams: modelParams as ModelParams,
     tools: req.tools,
     toolChoice: req.tool_choice,
     parallelToolCalls: req.parallel_tool_calls,

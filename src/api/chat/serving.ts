@@ -134,19 +134,24 @@ class ChatTurn {
     const message = { ...choice.message, role: 'assistant' };
     const replyText = typeof message.content === 'string' ? message.content : '';
     const usage = completion.usage ?? undefined;
-    const tail = await this.#finish(await analysis, replyText, {
-      prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
-      completion_tokens: tokenCount(usage?.completion_tokens) ?? estimateTokens(replyText) + bytesToTokens(toolCallBytes(message.tool_calls)),
-    });
+    const tail = await this.#finish(await analysis, replyText, llmUsage(
+      usage,
+      () => estimatePromptTokens(messages, this.req.tools),
+      () => estimateTokens(replyText) + bytesToTokens(toolCallBytes(message.tool_calls)),
+    ));
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
       message: i === 0 ? message : { ...c.message, role: 'assistant' },
+      logprobs: c['logprobs'] ?? null,
       // The upstream's: one that gave none gets null, not a "stop" that could hide a reply cut short.
       finish_reason: c.finish_reason ?? null,
     }));
     return {
       status: 200,
-      body: { id: this.#id, object: 'chat.completion', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices, ...tail },
+      body: {
+        id: this.#id, object: 'chat.completion', created: this.#created, model: this.req.publicModel, ...runFields(completion),
+        emotion_model: this.req.emotionModel, choices, ...tail,
+      },
     };
   }
 
@@ -303,7 +308,7 @@ class ChatTurn {
   }
 
   /** Score the reply, append the turn to the context, and build the response's emotions, mode and usage. */
-  async #finish(user: UserAnalysis, replyText: string, llmUsage: { prompt_tokens: number; completion_tokens: number }): Promise<Record<string, unknown>> {
+  async #finish(user: UserAnalysis, replyText: string, llmUsage: LlmUsage): Promise<Record<string, unknown>> {
     const { service } = this.deps;
     let reply: Scored | undefined;
     // The reply is kept and scored as its first SENTIO_MAX_MESSAGE_BYTES, the bound every stored text has:
@@ -343,7 +348,11 @@ class ChatTurn {
     sse: SseStream, first: UpstreamChunk, upstream: UpstreamStream, analysis: Promise<UserAnalysis>,
     messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>,
   ): Promise<void> {
-    const head = `{"id":${JSON.stringify(this.#id)},"object":"chat.completion.chunk","created":${this.#created},"model":${JSON.stringify(this.req.publicModel)},"choices":`;
+    // The upstream's fingerprint and tier are the same on all its chunks: read once, from the first.
+    const run = runFields(first);
+    let runJson = '';
+    for (const [k, v] of Object.entries(run)) runJson += `${JSON.stringify(k)}:${JSON.stringify(v)},`;
+    const head = `{"id":${JSON.stringify(this.#id)},"object":"chat.completion.chunk","created":${this.#created},"model":${JSON.stringify(this.req.publicModel)},${runJson}"choices":`;
     // Only the reply's beginning is kept (what #finish scores and stores); its size is counted for the estimate.
     const keep = this.deps.config.limits.messageBytes;
     let text = '';
@@ -387,11 +396,15 @@ class ChatTurn {
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
       upstreamDone = true;
       this.#observeLatency();
-      const tail = await this.#finish(await analysis, text, {
-        prompt_tokens: tokenCount(usage?.prompt_tokens) ?? estimatePromptTokens(messages, this.req.tools),
-        completion_tokens: tokenCount(usage?.completion_tokens) ?? bytesToTokens(textBytes) + bytesToTokens(toolBytes),
-      });
-      const last = { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, emotion_model: this.req.emotionModel, choices: [], ...tail };
+      const tail = await this.#finish(await analysis, text, llmUsage(
+        usage,
+        () => estimatePromptTokens(messages, this.req.tools),
+        () => bytesToTokens(textBytes) + bytesToTokens(toolBytes),
+      ));
+      const last = {
+        id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, ...run,
+        emotion_model: this.req.emotionModel, choices: [], ...tail,
+      };
       await sse.send(JSON.stringify(last));
       await sse.send('[DONE]');
       sse.end();
@@ -417,6 +430,37 @@ function chatResponseSchemas(version: 'v1' | 'v2'): Pick<Route, 'responseSchema'
 
 function textOf(m: ChatMessage): string {
   return typeof m.content === 'string' ? m.content : '';
+}
+
+/** The LLM's part of `usage`: its counts (estimated where it gave none), their total, and its details. */
+interface LlmUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: object;
+  completion_tokens_details?: object;
+}
+
+function llmUsage(usage: UpstreamUsage | null | undefined, estimatePrompt: () => number, estimateCompletion: () => number): LlmUsage {
+  const prompt = tokenCount(usage?.prompt_tokens) ?? estimatePrompt();
+  const completion = tokenCount(usage?.completion_tokens) ?? estimateCompletion();
+  const out: LlmUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  // Cached prompt tokens, reasoning tokens and the like: the upstream's own breakdown, passed on as it came.
+  for (const k of ['prompt_tokens_details', 'completion_tokens_details'] as const) {
+    const d = usage?.[k];
+    if (d !== null && typeof d === 'object' && !Array.isArray(d)) out[k] = d;
+  }
+  return out;
+}
+
+/** The upstream's fields about the run that OpenAI clients read (`system_fingerprint`, `service_tier`), when it gave them. */
+function runFields(from: Record<string, unknown>): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const k of ['system_fingerprint', 'service_tier']) {
+    const v = from[k];
+    if (typeof v === 'string' || v === null) out[k] = v;
+  }
+  return out;
 }
 
 /** An upstream's token count when it is one (a count in another shape is estimated instead). */
