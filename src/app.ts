@@ -1,5 +1,5 @@
 /**
- * Assembles Sentio from its configuration: engine → service → routes → HTTP server. main.ts runs it as a
+ * Assembles Sentio from its configuration: engine → service → routes → HTTP server. serve.ts runs it as a
  * process; tests start it in-process on an ephemeral loopback port.
  */
 import type { Logger } from 'pino';

@@ -13,12 +13,16 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, opts: { cwd?: string; nodeArgs?: string[] } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  opts: { cwd?: string; nodeArgs?: string[]; /** Called at once, before the server is up. */ onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), path.resolve('dist/src/main.js')], {
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
     env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...redisTestEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  opts.onSpawn?.(child);
   const output: string[] = [];
   // 'close', not 'exit': the output is complete only once the pipes have closed.
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

@@ -96,6 +96,24 @@ describe('server process', () => {
     expect(await p.exited).toBe(0);
   });
 
+  // The listener was set in main() after every module had loaded: a SIGHUP in the first 0.2–0.3 s (a
+  // reload just after a restart) ended the process with 129 (operator review, 2026-11-26; here 6 of 6 at
+  // 60–180 ms). Now only Node's own start (about 40 ms here) is without it.
+  it('a SIGHUP while the process starts does not end it', async () => {
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY }, {
+      onSpawn: (child) => child.once('spawn', () => {
+        for (const ms of [150, 200, 300, 450, 700]) setTimeout(() => child.kill('SIGHUP'), ms);
+      }),
+    });
+    try {
+      expect((await fetch(`${p.base}/healthz`)).status).toBe(200);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+  });
+
   // Without a listener, Node's default for SIGHUP ends the process: the workers' close() removed the
   // key-reload listener before its drain, so a SIGHUP then cut every request in flight (exit 129).
   it('a SIGHUP during the drain (HTTP workers) does not end the process: it still drains and exits 0', async () => {
