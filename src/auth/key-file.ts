@@ -55,8 +55,9 @@ export function readKeyFile(file: string, mustExist = false): KeyFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file}: not a Sentio key file (not JSON: ${(err as Error).message})`);
+  } catch {
+    // Not V8's message: it quotes the text, and a file holding a plaintext key would show it in the log.
+    throw new Error(`${file}: not a Sentio key file (not JSON; it is the file \`sentio keys\` writes, with digests, not keys)`);
   }
   const parsed = KeyFile.safeParse(json);
   if (!parsed.success) throw new Error(`${file}: not a Sentio key file (${parsed.error.issues[0]?.message})`);

@@ -171,6 +171,10 @@ describe('a key file that cannot be used stops the start, naming the setting', (
     };
     await expect(bad('missing.json')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*missing\.json does not exist; create it with `npx sentio keys create/);
     await expect(bad('garbage.json', 'garbage{')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*garbage\.json: not a Sentio key file \(not JSON/);
+    // a plaintext key put where the key file belongs is not echoed (V8's JSON error quotes short texts whole)
+    const plain = await bad('plain.txt', 'dev-key-change-me').catch((e: Error) => e.message);
+    expect(plain).toMatch(/plain\.txt: not a Sentio key file \(not JSON/);
+    expect(plain).not.toContain('key-change');
     await expect(bad('empty.json', '')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*empty\.json: not a Sentio key file/);
     await expect(bad('other.json', '{"version":1}')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*other\.json: not a Sentio key file/);
   });
