@@ -169,8 +169,12 @@ function parseModelMap(spec: string): Map<string, string> {
     if (eq <= 0 || eq === trimmed.length - 1) {
       throw new ConfigError(`SENTIO_LLM_MODELS: expected public=upstream pairs, got "${trimmed}"`);
     }
-    map.set(trimmed.slice(0, eq).trim(), trimmed.slice(eq + 1).trim());
+    const name = trimmed.slice(0, eq).trim();
+    // a second pair for one name silently replaced the first: which upstream served it depended on the order
+    if (map.has(name)) throw new ConfigError(`SENTIO_LLM_MODELS: the public name "${name}" is given twice`);
+    map.set(name, trimmed.slice(eq + 1).trim());
   }
+  if (map.size === 0) throw new ConfigError('SENTIO_LLM_MODELS: no public=upstream pair (unset it for the default pair)');
   return map;
 }
 
@@ -219,13 +223,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.SENTIO_REDIS_URL === undefined && e.SENTIO_CONTEXT_MAX_MB * 1_048_576 < fullContext) { // with Redis it bounds nothing
     throw new ConfigError(`SENTIO_CONTEXT_MAX_MB: must hold one full context (SENTIO_CONTEXT_MAX_MESSAGES messages of SENTIO_MAX_MESSAGE_BYTES), at least ${Math.ceil(fullContext / 1_048_576)}`);
   }
+  // A body smaller than one message at its limit turned every analysis with such a message into a 413.
+  if (e.SENTIO_MAX_BODY_BYTES < e.SENTIO_MAX_MESSAGE_BYTES) {
+    throw new ConfigError(`SENTIO_MAX_BODY_BYTES: must be at least SENTIO_MAX_MESSAGE_BYTES (${e.SENTIO_MAX_MESSAGE_BYTES}), as a body carries one message at least`);
+  }
   if ((e.SENTIO_TLS_CERT === undefined) !== (e.SENTIO_TLS_KEY === undefined)) {
     throw new ConfigError('SENTIO_TLS_CERT and SENTIO_TLS_KEY must be set together');
   }
   const apiKeys = (e.SENTIO_API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   const config: Config = {
     port: e.SENTIO_PORT,
-    host: e.SENTIO_HOST,
+    // "[::1]" as in a URL: the socket takes the address without brackets
+    host: e.SENTIO_HOST.replace(/^\[(.*)\]$/, '$1'),
     apiKeys,
     apiKeysFile: e.SENTIO_API_KEYS_FILE,
     tls: e.SENTIO_TLS_CERT && e.SENTIO_TLS_KEY ? { cert: e.SENTIO_TLS_CERT, key: e.SENTIO_TLS_KEY } : undefined,

@@ -45,8 +45,11 @@ export async function serve(): Promise<void> {
   engineMetrics = new EngineMetrics(() => engine.stats());
   // Taken just before the listen (the model load above takes seconds): uWS would share a port in use.
   const releasePort = config.port === 0 ? () => undefined : await claimPort(config.host, config.port).catch((err: NodeJS.ErrnoException) => {
+    // An address this machine does not have is the host's fault; anything else, the port's.
+    const hostFault = err.code === 'ENOTFOUND' || err.code === 'EADDRNOTAVAIL' || err.code === 'EAI_AGAIN';
     const why = err.code === 'EADDRINUSE' ? 'is already in use (another Sentio instance?)' : `cannot be bound (${err.code ?? err.message})`;
-    process.stderr.write(`sentio: ${config.host}:${config.port} ${why}; set SENTIO_PORT to a free port\n`);
+    const fix = hostFault ? 'set SENTIO_HOST to an address of this machine' : 'set SENTIO_PORT to a free port';
+    process.stderr.write(`sentio: ${config.host}:${config.port} ${why}; ${fix}\n`);
     process.exit(1);
   });
   const sentio = config.httpWorkers > 1

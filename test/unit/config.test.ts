@@ -31,6 +31,19 @@ describe('config bounds', () => {
     expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX_MB: '1', SENTIO_REDIS_URL: 'redis://127.0.0.1:6379' })).not.toThrow();
   });
 
+  // Found by an operator review (2026-11-26): each started, and misbehaved.
+  it('contradictions are refused, naming the variable: a body smaller than a message, a model named twice, no model', () => {
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_MAX_BODY_BYTES: '60' })).toThrow(/^SENTIO_MAX_BODY_BYTES: must be at least SENTIO_MAX_MESSAGE_BYTES \(8192\)/);
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_MAX_BODY_BYTES: '60', SENTIO_MAX_MESSAGE_BYTES: '60' }).limits.bodyBytes).toBe(60);
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_LLM_MODELS: 'm=a,m=b' })).toThrow(/^SENTIO_LLM_MODELS: the public name "m" is given twice/);
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_LLM_MODELS: ' , ' })).toThrow(/^SENTIO_LLM_MODELS: no public=upstream pair/);
+    expect([...loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_LLM_MODELS: 'm=a, n=a' }).llm.models]).toEqual([['m', 'a'], ['n', 'a']]);
+  });
+
+  it('an IPv6 host written with brackets, as in a URL, is bound without them', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HOST: '[::1]' }).host).toBe('::1');
+  });
+
   // The LRU sets aside its index for every slot at start: 200 million slots failed after 8 s and 1.7 GB.
   it('SENTIO_CONTEXT_MAX is bounded at ten million contexts', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_CONTEXT_MAX: '10000000' }).contextMax).toBe(10_000_000);
