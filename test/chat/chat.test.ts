@@ -516,6 +516,11 @@ describe('upstream failures', () => {
     let r = await s.post(V2, v2([user('hi')]));
     expect(r.status).toBe(502);
     expect(r.headers.get('retry-after')).toBeNull();
+    // the user's message was scored all the same: its tokens are counted (they were lost with the reply)
+    s.sentio.logger.flush();
+    await new Promise((res) => setTimeout(res, 50));
+    const line = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request' && l['request_id'] === r.headers.get('x-request-id'));
+    expect(line).toMatchObject({ status: 502, analysed_tokens: 2 }); // [CLS] and "hi"
     expect(await errorOf(r)).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
     // Refusals of Sentio's own upstream account reach the caller without the upstream's text, which names
     // the account: part of the key, the internal model name, the organisation.

@@ -197,6 +197,8 @@ class ChatTurn {
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
       reading,
     });
+    // Counted now, not with the reply: the engine has done this work even if the turn then fails.
+    this.ctx.analysedTokens += scores.tokens + earlierUser.scoredTokens;
     this.deps.metrics?.conversationModes.inc({ mode: mode.mode });
     if (mode.crisis) this.deps.metrics?.crisisSignals.inc({ kind: mode.crisis.kind });
     return { reported, stored, mode, trend, historyTokens: earlierUser.scoredTokens };
@@ -319,7 +321,7 @@ class ChatTurn {
       reply = { text: kept, scores: scores!, eq: computeEq(scores!, this.req.eq) };
     }
     const analysed = user.stored.scores.tokens + user.historyTokens + (reply?.scores.tokens ?? 0);
-    this.ctx.analysedTokens += analysed;
+    this.ctx.analysedTokens += reply?.scores.tokens ?? 0; // the user's side was counted by #analyseUser
 
     let trend: Trend | undefined;
     if (this.req.contextId !== undefined) {
