@@ -265,7 +265,8 @@ export class HttpServer {
     const method = req.getCaseSensitiveMethod();
     // Any token is a method to uWS: an unknown one must not become a new metrics series per request.
     const known = KNOWN_METHODS.has(method) ? method : 'OTHER';
-    const methods = this.#opts.routes.filter((r) => patternMatches(r.pattern, path)).map((r) => r.method.toUpperCase());
+    const matching = this.#opts.routes.filter((r) => patternMatches(r.pattern, path));
+    const methods = matching.map((r) => r.method.toUpperCase());
     // A GET route answers HEAD too (RFC 9110's 405 names every method the resource supports in Allow).
     if (methods.includes('GET')) methods.push('HEAD');
     const allowed = methods.some((m) => m !== method);
@@ -285,7 +286,9 @@ export class HttpServer {
     const closeConnection = this.#draining || costlyToSkip(req.getHeader('content-length'), req.getHeader('transfer-encoding'), this.#opts.maxBodyBytes);
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers, closeConnection });
     this.#opts.onRequestDone?.({
-      request_id: requestId, key_id: keyInfo?.id, method: known, route: 'unmatched', status: err.status,
+      // A path that a route takes is counted under that route's template (a 405, or a 401 there): still a
+      // bounded set of labels, and the one a dashboard of that route reads.
+      request_id: requestId, key_id: keyInfo?.id, method: known, route: matching[0]?.pattern ?? 'unmatched', status: err.status,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000, analysed_tokens: 0,
     });
   }

@@ -72,6 +72,14 @@ describe('observability', () => {
     expect(await series()).toBe(before);
   });
 
+  it('a wrong method on a route\'s path is counted under that route\'s template', async () => {
+    const count = async () => Number(/^sentio_http_requests_total\{[^}]*route="\/v2\/emotions\/:contextId\/analysis"[^}]*status="405"[^}]*\} (\S+)/m
+      .exec(await (await s.get('/metrics')).text())?.[1] ?? 0);
+    const before = await count();
+    expect((await s.get('/v2/emotions/some-context/analysis')).status).toBe(405);
+    expect(await count()).toBe(before + 1);
+  });
+
   it('counts context messages received from a shared store (with Redis; absent with the in-process store)', async () => {
     const metrics = async () => (await s.get('/metrics')).text();
     if (process.env['SENTIO_TEST_STORE'] !== 'redis') {
