@@ -65,6 +65,7 @@ export function checkContextId(id: string, limits: Limits): string {
   if (exceedsUtf8Bytes(id, limits.contextIdBytes)) {
     throw new AppError('context_id_too_long', `context_id exceeds ${limits.contextIdBytes} bytes`, { param: 'context_id' });
   }
+  checkWellFormed(id, 'context_id', 'context_id');
   return id;
 }
 
@@ -73,6 +74,15 @@ function checkExternalId(id: string, limits: Limits, name: string, param: string
   if (exceedsUtf8Bytes(id, limits.externalIdBytes)) {
     throw new AppError('external_id_too_long', `${name} exceeds ${limits.externalIdBytes} bytes`, { param });
   }
+  checkWellFormed(id, name, param);
+}
+
+/**
+ * An id with a lone surrogate (JSON's "\ud800") has no UTF-8 form, so no path can name it: it was stored
+ * and could never be read back (a GET of its percent-encoding is 400, of U+FFFD another id's 404).
+ */
+function checkWellFormed(id: string, name: string, param: string): void {
+  if (!id.isWellFormed()) throw new AppError('invalid_value', `${name} holds a lone surrogate (not Unicode text)`, { param });
 }
 
 /** Count and size limits are checked before schema validation, so an oversized request costs nothing. */

@@ -16,14 +16,15 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const { code, path, message } = describe(r.error.issues[0]!, value);
-  throw new AppError(code, message, { param: paramPath(path) || undefined });
+  // A field named "" is still a field: its param is "" (the root, an empty path, has none)
+  throw new AppError(code, message, { param: path.length > 0 ? paramPath(path) : undefined });
 }
 
 function describe(issue: z.core.$ZodIssue, value: unknown): { code: ErrorCode; path: PropertyKey[]; message: string } {
   const path = [...issue.path];
   if (issue.code === 'unrecognized_keys') {
     const field = [...path, issue.keys[0] ?? ''];
-    return { code: 'unknown_field', path: field, message: `unknown field ${paramPath(field)}` };
+    return { code: 'unknown_field', path: field, message: `unknown field ${paramPath(field) || '""'}` };
   }
   if (issue.code === 'invalid_type') {
     const actual = valueAt(value, issue.path);

@@ -216,8 +216,9 @@ function joinTexts(messages: readonly MessageInput[]): string {
 
 declare global {
   interface String {
-    /** ES2024, in Node since 20; TypeScript's ES2022 library does not declare it. */
+    /** ES2024, in Node since 20; TypeScript's ES2022 library does not declare them. */
     toWellFormed(): string;
+    isWellFormed(): boolean;
   }
 }
 

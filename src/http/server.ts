@@ -537,10 +537,13 @@ function paramCount(route: Route): number {
 const PATH_PARAMS = ['context_id', 'message_id'];
 
 function decodeParam(raw: string, index: number): string {
+  const name = PATH_PARAMS[index] ?? `path parameter ${index + 1}`;
+  // uWS reads the path's bytes as UTF-8, and bytes that are not become U+FFFD: raw 0xFF and 0xFE then named
+  // one context. A path is ASCII with the rest percent-encoded (RFC 3986), where such bytes fail below.
+  if (raw.includes('\uFFFD')) throw new AppError('invalid_path_parameter', `${name} holds bytes that are not UTF-8; percent-encode it`, { param: name });
   try {
     return decodeURIComponent(raw);
   } catch {
-    const name = PATH_PARAMS[index] ?? `path parameter ${index + 1}`;
     throw new AppError('invalid_path_parameter', `${name} is not valid percent-encoding`, { param: name });
   }
 }

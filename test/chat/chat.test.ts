@@ -354,6 +354,10 @@ describe('request validation', () => {
     r = await s.post(V2, v2([user('x')], { context_id: 'c'.repeat(129) }));
     expect(r.status).toBe(400);
     expect(await errorOf(r)).toMatchObject({ code: 'context_id_too_long', param: 'context_id' });
+    // a lone surrogate: the context was created, and no GET could ever name it
+    r = await s.post(V2, v2([user('x')], { context_id: 'ls\ud800' }));
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'context_id' });
   });
 
   it('both chat routes are in /openapi.json with their request schema', async () => {

@@ -111,6 +111,7 @@ describe('validation (400)', () => {
     await expectError(await s.post(p, { messages: [{ role: 'robot', content: { text: 'x' } }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].role');
     await expectError(await s.post(p, { messages: [{ role: 5, content: { text: 'x' } }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].role');
     await expectError(await s.post(p, { messages: [msg()], extra: 1 }), 400, 'invalid_request_error', 'unknown_field', 'extra');
+    await expectError(await s.post(p, { messages: [msg()], '': 1 }), 400, 'invalid_request_error', 'unknown_field', ''); // had no param
     await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: '2026-11-26T10:00' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp'); // no zone
@@ -177,6 +178,17 @@ describe('validation (400)', () => {
     expect((await s.post(p, { messages: [msg()] }, { 'idempotency-key': 'k'.repeat(255) })).status).toBe(200);
     await expectError(await s.get('/v2/emotions/%E0%A4%A'), 400, 'invalid_request_error', 'invalid_path_parameter', 'context_id');
     await expectError(await s.get('/v2/emotions/ctx/message/%ZZ'), 400, 'invalid_request_error', 'invalid_path_parameter', 'message_id');
+    // Raw bytes that are not UTF-8 became U+FFFD, so alias<0xFF> and alias<0xFE> named one context (fuzz review).
+    for (const path of ['/v2/emotions/alias\xff', '/v2/emotions/ctx/message/m\xfe']) {
+      const raw = await rawRequest(s.sentio.port, Buffer.concat([Buffer.from('GET '), Buffer.from(path, 'latin1'), Buffer.from(` HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`)]));
+      expect(raw.status, path).toBe(400);
+      expect(JSON.parse(raw.body).error).toMatchObject({ code: 'invalid_path_parameter', param: path.includes('message') ? 'message_id' : 'context_id' });
+    }
+    // Raw UTF-8 is still read as what it spells.
+    expect((await rawRequest(s.sentio.port, Buffer.from(`GET /v2/emotions/caf\u00e9-none HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`, 'utf8'))).status).toBe(404);
+    // An id with a lone surrogate has no UTF-8 form: stored, no path could read it back.
+    await expectError(await s.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: 'e\ud800' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].externalId');
+    await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: [{ ...msg(), external_id: '\udc00x' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].external_id');
     // A looked-up message id is bound like the externalIds it names (it was a 404).
     await expectError(await s.get(`/v2/emotions/ctx/message/${'x'.repeat(129)}`), 400, 'invalid_request_error', 'external_id_too_long', 'message_id');
     await expectError(await s.get(`/v2/emotions/${'c'.repeat(128)}/message/${'x'.repeat(128)}`), 404, 'not_found_error', 'message_not_found', 'message_id');
