@@ -158,6 +158,14 @@ export function chatResponses(version: 'v1' | 'v2') {
     system_fingerprint: z.string().nullable().optional().describe('The upstream\'s, when it gave one'),
     service_tier: z.string().nullable().optional().describe('The upstream\'s, when it gave one'),
   };
+  const chunk = z
+    .strictObject({
+      ...head,
+      object: z.literal('chat.completion.chunk'),
+      choices: z.array(z.looseObject({ index: count.optional() })),
+      ...z.strictObject(chatTail(version)).partial().shape,
+    })
+    .describe('A chunk: the upstream\'s, relayed, or the last one, with Sentio\'s fields and no choices');
   return {
     completion: z.strictObject({
       ...head,
@@ -165,15 +173,10 @@ export function chatResponses(version: 'v1' | 'v2') {
       choices: z.array(z.looseObject({ index: count, message: AssistantMessage, finish_reason: z.string().nullable() })),
       ...chatTail(version),
     }),
-    /** Each `data:` event of a stream: the upstream's chunks relayed, then one with Sentio's fields and no choices, then [DONE]. */
-    chunk: z
-      .strictObject({
-        ...head,
-        object: z.literal('chat.completion.chunk'),
-        choices: z.array(z.looseObject({ index: count.optional() })),
-        ...z.strictObject(chatTail(version)).partial().shape,
-      })
-      .describe('One data: event of a stream: the upstream\'s chunks relayed, then one chunk with Sentio\'s fields and no choices, then [DONE]; an error after the stream began comes as an Error body instead'),
+    chunk,
+    /** What a `data:` event holds: a chunk, or the error that ends a stream once it has begun. */
+    event: z.union([chunk, ErrorResponse])
+      .describe('One data: event of a stream: the upstream\'s chunks relayed, then one chunk with Sentio\'s fields and no choices, then [DONE]; an error after the stream began (the upstream failing, the server shutting down) is an Error body, then [DONE]'),
   };
 }
 

@@ -100,7 +100,7 @@ describe('chat', () => {
 
   for (const version of ['v1', 'v2'] as const) {
     const path = `/${version}/chat/completions`;
-    const { completion, chunk } = chatResponses(version);
+    const { completion, chunk, event } = chatResponses(version);
 
     it(`${version}: completions with either emotion model, a context, sub-emotions and a tool-call-only reply`, async () => {
       for (const emotion_model of ['emotion-v1', 'emotion-v2']) {
@@ -112,6 +112,15 @@ describe('chat', () => {
       const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
       const t = await conforms(s.post(path, chatBody({ emotion_model: `emotion-${version}`, tools })), completion);
       expect(t.emotions.assistant).toBeUndefined();
+    });
+
+    // The published event schema described chunks only, so a client validating events refused the error
+    // that ends a failed stream (fuzz review).
+    it(`${version}: a stream that fails after it began ends with an event the published schema allows`, async () => {
+      llm.enqueue({ kind: 'die', afterChunks: 2 });
+      const events = await streamConforms(path, chatBody({ emotion_model: `emotion-${version}`, stream: true }), event);
+      expect(events.at(-1)!.error.code).toBe('upstream_error');
+      expect(chunk.safeParse(events.at(-1)).success).toBe(false);
     });
 
     it(`${version}: every event of a stream`, async () => {
@@ -135,7 +144,8 @@ describe('/openapi.json', () => {
     expect(state.properties.trajectory.properties.baseline.required).toContain('baselineValence');
     const chat = ok('/v2/chat/completions', 'post');
     expect((chat['application/json']!.schema as any).properties.conversationMode.properties.mode.enum).toContain('crisis_intervention');
-    expect((chat['text/event-stream']!['x-sentio-event-schema'] as any).properties.object.const).toBe('chat.completion.chunk');
+    const events = (chat['text/event-stream']!['x-sentio-event-schema'] as any).anyOf;
+    expect(events.map((e: any) => e.properties.object?.const ?? e.required.join())).toEqual(['chat.completion.chunk', 'error,request_id']);
     expect((ok('/v1/chat/completions', 'post')['application/json']!.schema as any).properties).not.toHaveProperty('conversationMode');
     for (const [path, methods] of Object.entries(doc.paths)) {
       if (path === '/metrics' || path === '/openapi.json') continue;

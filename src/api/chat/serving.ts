@@ -426,8 +426,8 @@ class ChatTurn {
 
 /** The completion's schema and each stream event's, for /openapi.json. */
 function chatResponseSchemas(version: 'v1' | 'v2'): Pick<Route, 'responseSchema' | 'streamSchema'> {
-  const { completion, chunk } = chatResponses(version);
-  return { responseSchema: completion, streamSchema: chunk };
+  const { completion, event } = chatResponses(version);
+  return { responseSchema: completion, streamSchema: event };
 }
 
 function textOf(m: ChatMessage): string {
