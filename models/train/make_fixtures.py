@@ -14,6 +14,7 @@ DATA = os.environ.get("SENTIO_DATA", os.path.join(ROOT, "..", "shared", "data"))
 HAND = [
     "", " ", "   \t\n  ", "\n", "\u00a0\u2003\u3000",
     "I'm not happy at all", "I am NOT happy.", "I don't hate you", "never again!!!", "not bad, not bad at all",
+    "I don\u2019t feel happy anymore", "\u2018fine\u2019 she said", "it\u02bcs ok",
     "😭😭😭", "😡", "😂😂😂😂😂", "I love you ❤️❤️", "👍🏽", "👨‍👩‍👧‍👦 family time", "🇫🇷🇩🇪", "😱 what?!",
     "so happy 😀😃😄😁", "🥺🥺 please", "✨🎉🎊", "☹️", "💔 heartbroken", "🙂🙃", "🤬🤬🤬 ugh",
     "Café crème brûlée", "naïve façade", "Ångström über straße", "ÉCOLE ÉTÉ", "İstanbul", "ﬁnally ﬂying",
