@@ -195,7 +195,7 @@ describe('crisis_intervention', () => {
   it('other languages, development sets: every positive selects it (but the one known miss), no negative does', async () => {
     const pos = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.positives);
     const neg = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.negatives);
-    expect(pos.length).toBeGreaterThanOrEqual(540);
+    expect(pos.length).toBeGreaterThanOrEqual(549);
     const m = await measure(pos, neg);
     console.log(`crisis, other languages, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
