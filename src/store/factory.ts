@@ -52,7 +52,7 @@ export async function openStores(config: StoreConfig, opts: OpenStoresOptions = 
       cachedMessages: config.contextCacheMessages,
       now: opts.now,
     });
-    const ownIdempotency = opts.idempotency ? undefined : new RedisIdempotencyStore(redis);
+    const ownIdempotency = opts.idempotency ? undefined : new RedisIdempotencyStore(redis, { logger: opts.logger });
     return {
       backend: 'redis',
       contexts,

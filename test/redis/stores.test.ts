@@ -1,4 +1,5 @@
 /** The Redis stores on their own, each with two connections standing in for two instances. */
+import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/store/context-store.js';
 import type { ContextRecord, StoredMessage } from '../../src/store/context-store.js';
@@ -324,6 +325,47 @@ describe('RedisIdempotencyStore', () => {
     expect((await other.claim('idem:k:cut-short', 'fp')).outcome).toBe('in_flight');
     await a.close();
     expect((await other.claim('idem:k:cut-short', 'fp')).outcome).toBe('claimed');
+  });
+
+  // A Redis frozen for a moment at the drain: its one try at closing timed out, and the key answered 409 on
+  // every instance for the claim's 15-minute lease (a reviewer's probe, 2026-11-26).
+  it('closing keeps sending what Redis has not taken for a few seconds, and logs what it gives up', async () => {
+    const warned: unknown[] = [];
+    const logger = { warn: (o: unknown) => warned.push(o) } as unknown as Logger;
+    const a = new RedisIdempotencyStore(await connection('unit:', 300), { logger });
+    const other = new RedisIdempotencyStore(await connection());
+    const admin = await connection();
+    expect((await a.claim('idem:k:frozen-close', 'fp')).outcome).toBe('claimed');
+    await admin.client.call('CLIENT', 'PAUSE', '1500', 'WRITE');
+    await a.close(); // its first try times out while Redis is paused
+    expect((await other.claim('idem:k:frozen-close', 'fp')).outcome).toBe('claimed');
+    expect(warned).toEqual([]);
+    // one that cannot land within the bound is dropped, and said so
+    const b = new RedisIdempotencyStore(await connection('unit:', 300), { logger, closeRetryMs: 1_000 });
+    expect((await b.claim('idem:k:frozen-long', 'fp')).outcome).toBe('claimed');
+    await admin.client.call('CLIENT', 'PAUSE', '2500', 'WRITE');
+    await b.close();
+    expect(warned).toEqual([{ idempotency_writes: 1 }]);
+    await admin.client.call('CLIENT', 'UNPAUSE');
+  });
+
+  // The reason of an earlier outage (ECONNREFUSED) was logged for a connection killed later.
+  it('a connection lost after an outage is logged with its own reason, and its return too', async () => {
+    const lines: Array<{ msg: string; reason?: unknown }> = [];
+    const rec = (o: { reason?: unknown }, msg: string) => { lines.push({ msg, reason: o.reason }); };
+    const logger = { info: rec, warn: rec, error: rec } as unknown as Logger;
+    const conn = await RedisConnection.open({ url: redis.url, prefix: 'log:', commandTimeoutMs: 300, logger });
+    conns.push(conn);
+    await redis.kill();
+    while (!lines.some((l) => l.msg.startsWith('redis connection lost'))) await new Promise((r) => setTimeout(r, 20));
+    await redis.restart();
+    await reconnected(conn);
+    while (!lines.some((l) => l.msg === 'redis connection restored')) await new Promise((r) => setTimeout(r, 20));
+    lines.length = 0;
+    await dropConnection(conn);
+    await reconnected(conn);
+    while (!lines.some((l) => l.msg === 'redis connection restored')) await new Promise((r) => setTimeout(r, 20));
+    expect(lines.find((l) => l.msg.startsWith('redis connection lost'))?.reason).toBe('connection closed');
   });
 
   it('a retry while Redis still refuses the pending release leaves that release pending', async () => {

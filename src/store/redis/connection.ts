@@ -57,6 +57,8 @@ export class RedisConnection {
   readonly prefix: string;
   readonly commandTimeoutMs: number;
   readonly #logger: Logger | undefined;
+  /** A loss was logged, so its end is too (a killed connection comes back without an error in between). */
+  #lost = false;
   readonly #url: string;
   #lastError: string | undefined;
   #up = false;
@@ -88,12 +90,16 @@ export class RedisConnection {
     });
     this.client.on('ready', () => {
       this.#connections++;
-      if (!this.#up && this.#lastError !== undefined) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
+      if (!this.#up && (this.#lastError !== undefined || this.#lost)) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
       this.#up = true;
+      this.#lost = false;
+      // An error belongs to the outage it came in: the next loss (a killed connection) has its own, or none.
+      this.#lastError = undefined;
     });
     this.client.on('close', () => {
       if (this.#up && !this.#closed) {
-        this.#logger?.error({ redis: this.#url, reason: this.#lastError }, 'redis connection lost: state requests answer 503 until it returns');
+        this.#logger?.error({ redis: this.#url, reason: this.#lastError ?? 'connection closed' }, 'redis connection lost: state requests answer 503 until it returns');
+        this.#lost = true;
       }
       this.#up = false;
     });

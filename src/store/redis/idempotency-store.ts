@@ -15,6 +15,7 @@
  * Sending one twice is harmless, as each only touches the record while it is still this instance's claim.
  */
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import { IN_FLIGHT_LEASE_MS } from '../../guard/idempotency.js';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../../guard/idempotency.js';
 import { decode, encode } from './codec.js';
@@ -40,6 +41,8 @@ return 0
 
 /** How often writes Redis did not take are sent again, and how many are kept (the oldest go first). */
 const RETRY_MS = 1_000;
+/** How long closing keeps sending the writes Redis has not taken: a few of its retries, within an orchestrator's patience. */
+const CLOSE_RETRY_MS = 3_000;
 const MAX_PENDING = 10_000;
 
 /** A release (no record) or a completion that Redis did not take, to send again until `until`. */
@@ -71,10 +74,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #pending = new Map<string, PendingWrite>();
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #closeRetryMs: number;
+  readonly #logger: Logger | undefined;
 
-  constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number } = {}) {
+  constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number; closeRetryMs?: number; logger?: Logger | undefined } = {}) {
     this.#redis = redis;
     this.#leaseMs = opts.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+    this.#closeRetryMs = opts.closeRetryMs ?? CLOSE_RETRY_MS;
+    this.#logger = opts.logger;
     redis.client.defineCommand('sentioIdemClaim', { numberOfKeys: 1, lua: CLAIM });
     redis.client.defineCommand('sentioIdemComplete', { numberOfKeys: 1, lua: COMPLETE });
     redis.client.defineCommand('sentioIdemRelease', { numberOfKeys: 1, lua: RELEASE });
@@ -126,8 +133,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   /**
    * Shutdown (or a failed HTTP worker closing): the claims still held belong to requests the server cut
    * short with a 503, which will not finish here, so they are given back (a retry on another instance
-   * got 409 for the claim's lease); then the writes still pending are sent once more. What Redis does not
-   * take now is dropped.
+   * got 409 for the claim's lease); then the writes still pending are sent again, each second, for up to
+   * `closeRetryMs` (a Redis frozen for a few seconds at the drain kept keys answering 409 for 15 minutes).
+   * What Redis has not taken by then is dropped, and counted in a log line.
    */
   async close(): Promise<void> {
     this.#closed = true;
@@ -135,7 +143,16 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.#retryTimer = undefined;
     for (const [scope, claim] of this.#claims) this.#pending.set(scope, { claim, until: Date.now() + this.#leaseMs });
     this.#claims.clear();
+    const deadline = Date.now() + this.#closeRetryMs;
     await this.#retry();
+    while (this.#pending.size > 0 && Date.now() + RETRY_MS <= deadline) {
+      await new Promise((res) => setTimeout(res, RETRY_MS));
+      await this.#retry();
+    }
+    if (this.#pending.size > 0) {
+      this.#logger?.warn({ idempotency_writes: this.#pending.size },
+        'closing without every Idempotency-Key write in Redis: those keys answer 409 until their lease ends');
+    }
     this.#pending.clear();
   }
 
