@@ -142,6 +142,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     maxBodyBytes: config.limits.bodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
     maxInFlight: config.maxInFlight,
+    maxInFlightPerKey: config.maxInFlightPerKey,
     mapError: mapLowerError,
     admit: rateLimit.admit,
     middleware: [

@@ -78,6 +78,8 @@ const EnvSchema = z.object({
   SENTIO_SHUTDOWN_GRACE_MS: int(10_000, 0, MAX_TIMER_MS),
   /** Requests in progress at once; past it new ones get 503 at once (each may hold a 1 MiB body). */
   SENTIO_MAX_IN_FLIGHT: int(512, 1),
+  /** 0: three quarters of SENTIO_MAX_IN_FLIGHT, so that one key leaves a quarter of the slots to the others. */
+  SENTIO_MAX_IN_FLIGHT_PER_KEY: int(0, 0),
   /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
   SENTIO_HEAP_GROWTH_PERCENT: int(100, 0, 1_000),
   SENTIO_MODEL_DIR: z.string().default(shippedModelDir()),
@@ -137,6 +139,7 @@ export interface Config {
   requestTimeoutMs: number;
   shutdownGraceMs: number;
   maxInFlight: number;
+  maxInFlightPerKey: number;
   heapGrowthPercent: number;
   engine: {
     modelDir: string;
@@ -270,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SENTIO_SHUTDOWN_GRACE_MS,
     maxInFlight: e.SENTIO_MAX_IN_FLIGHT,
+    maxInFlightPerKey: e.SENTIO_MAX_IN_FLIGHT_PER_KEY || Math.max(1, Math.ceil(e.SENTIO_MAX_IN_FLIGHT * 3 / 4)),
     heapGrowthPercent: e.SENTIO_HEAP_GROWTH_PERCENT,
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,

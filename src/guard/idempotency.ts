@@ -78,7 +78,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async complete(scope: string, fingerprint: string, reply: StoredReply, ttlMs: number): Promise<void> {
     this.#running.delete(scope);
     const owner = keyOf(scope);
-    const bytes = 256 + replySize(reply);
+    // The record's objects and map entries (about 700 bytes measured), its scope and fingerprint strings
+    // (UTF-16), and the reply: a reviewer measured 1.5 KB a small record where 256 + the reply counted 842.
+    const bytes = 700 + 2 * (scope.length + fingerprint.length) + replySize(reply);
     if (bytes > this.#maxBytes) return;
     this.#drop(owner, scope);
     let records = this.#done.get(owner);

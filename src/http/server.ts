@@ -123,6 +123,8 @@ export interface ServerOptions {
   middleware?: readonly Middleware[];
   /** Requests handled at once; past it new requests get 503 overloaded at once. */
   maxInFlight?: number;
+  /** Requests of one key handled at once (of those the in-flight limit counts); past it 429 at once. */
+  maxInFlightPerKey?: number;
   /** Called once per finished request (after the reply, or on abort with status 499). */
   onRequestDone?: (entry: RequestLogEntry) => void;
   /** Maps errors from lower layers (engine, store, upstream) to API errors. */
@@ -152,6 +154,8 @@ export class HttpServer {
   #listenSocket: us_listen_socket | undefined;
   #port = 0;
   #inFlight = 0;
+  /** Requests in progress by key id, of those the in-flight limit counts (not /metrics). */
+  readonly #keyInFlight = new Map<string, number>();
   /** When the last request started (performance.now()), for waitQuiet. */
   #lastStart = 0;
   #idleWaiters: Array<() => void> = [];
@@ -168,7 +172,9 @@ export class HttpServer {
 
   constructor(opts: ServerOptions) {
     this.#opts = opts;
-    this.#app = opts.tls ? uWS.SSLApp({ cert_file_name: opts.tls.cert, key_file_name: opts.tls.key }) : uWS.App();
+    // Forward-secret suites only: OpenSSL's default list still offered static-RSA key exchange on TLS 1.2
+    // (AES128-SHA), which a recorded session cannot keep from whoever later gets the key. TLS 1.3's are all.
+    this.#app = opts.tls ? uWS.SSLApp({ cert_file_name: opts.tls.cert, key_file_name: opts.tls.key, ssl_ciphers: TLS12_CIPHERS }) : uWS.App();
     for (const route of opts.routes) {
       this.#app[route.method](route.pattern, (res, req) => this.#handle(route, res, req));
       // HEAD is GET without the body (RFC 9110): load balancers probe /healthz that way.
@@ -326,6 +332,7 @@ export class HttpServer {
     };
     (abort.signal as RequestSignal)[REQUEST] = ctx;
     this.#inFlight++;
+    let keyCounted: string | undefined; // the key this request counts against, once admitted
     let status = 499; // client closed before a reply, as nginx logs it
     let finished = false;
     const finish = () => {
@@ -334,6 +341,11 @@ export class HttpServer {
       this.#interrupts[slot] = undefined;
       this.#freeSlots.push(slot);
       this.#inFlight--;
+      if (keyCounted !== undefined) {
+        const n = this.#keyInFlight.get(keyCounted)! - 1;
+        if (n === 0) this.#keyInFlight.delete(keyCounted);
+        else this.#keyInFlight.set(keyCounted, n);
+      }
       this.#opts.onRequestDone?.({
         request_id: ctx.requestId, key_id: ctx.key?.id, method: ctx.method, route: ctx.route,
         status, latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
@@ -373,6 +385,17 @@ export class HttpServer {
         ctx.key = this.#authenticate(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
         if (route.shed !== false && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
           throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+        }
+        if (route.shed !== false) {
+          // One key must not hold every slot: within its quota, slow bodies or long streams kept them all,
+          // and every other tenant got 503 (a reviewer's probe: 520 trickled bodies, 54 of 69 refused).
+          const held = this.#keyInFlight.get(ctx.key.id) ?? 0;
+          const cap = this.#opts.maxInFlightPerKey ?? Infinity;
+          if (held >= cap) {
+            throw new AppError('rate_limit_exceeded', `more than ${cap} requests of this API key in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+          }
+          this.#keyInFlight.set(ctx.key.id, held + 1);
+          keyCounted = ctx.key.id;
         }
       }
       let refusal: AppError | undefined; // a POST whose body is refused unread, once admitted (it spends quota)
@@ -532,6 +555,9 @@ function paramCount(route: Route): number {
   }
   return n;
 }
+
+/** TLS 1.2 suites offered: ECDHE key exchange with AEAD ciphers (Mozilla's "intermediate" set). */
+const TLS12_CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
 
 /** Path parameters by position, as errors name them (docs/errors.md): every route's first is a context id. */
 const PATH_PARAMS = ['context_id', 'message_id'];

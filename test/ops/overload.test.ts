@@ -11,7 +11,7 @@ const batch = JSON.stringify({ messages: Array.from({ length: 64 }, (_, i) => ({
  * (the queue's 512 texts plus the engine's two batches of up to 256 in flight, in the second case).
  */
 const LIMITS = [
-  { limit: 'in-flight', env: { SENTIO_MAX_IN_FLIGHT: '32' }, ahead: 32 },
+  { limit: 'in-flight', env: { SENTIO_MAX_IN_FLIGHT: '32', SENTIO_MAX_IN_FLIGHT_PER_KEY: '32' }, ahead: 32 }, // one key: the global limit, not its share
   { limit: 'queue', env: { SENTIO_MAX_IN_FLIGHT: '512', SENTIO_QUEUE_MAX: '512' }, ahead: (512 + 2 * 256) / 64 },
 ] as const;
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, TEST_KEY } from '../helpers/server.js';
+import { OTHER_KEY, startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { post, rawRequest } from '../helpers/raw-http.js';
 
@@ -156,6 +156,41 @@ describe('hostile input', () => {
         .filter((l) => l.route === '/v2/emotions/analysis').map((l) => l.status).sort();
       expect(statuses).toEqual([200, 408, 408, 499, 499]);
     } finally {
+      await small.close();
+    }
+  });
+
+  // One key within its quota held every slot with trickled bodies, and every other tenant got 503 for
+  // ten seconds (a reviewer's probe, 2026-11-26). A key may hold three quarters of them.
+  it('one key cannot hold every in-flight slot: past its share it gets 429, and other keys still get in', async () => {
+    const small = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '8', SENTIO_REQUEST_TIMEOUT_MS: '3000' });
+    const socks: net.Socket[] = [];
+    try {
+      const half = post('/v2/emotions/analysis', '{"messages": [{"content": {"text": "never finished"}}]}', auth);
+      const opened = Array.from({ length: 6 }, () => new Promise<void>((resolve) => {
+        const sock = net.connect(small.sentio.port, '127.0.0.1', () => {
+          sock.write(half.subarray(0, half.length - 10));
+          resolve();
+        });
+        sock.on('error', () => undefined);
+        socks.push(sock);
+      }));
+      await Promise.all(opened);
+      await new Promise((r) => setTimeout(r, 100));
+      const body = { messages: [{ content: { text: 'a slot for me?' } }] };
+      const mine = await small.post('/v2/emotions/analysis', body);
+      expect(mine.status).toBe(429);
+      expect((await mine.json()).error.code).toBe('rate_limit_exceeded');
+      expect(mine.headers.get('retry-after')).toBe('1');
+      const theirs = await fetch(`${small.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { 'x-api-key': OTHER_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body),
+      });
+      expect(theirs.status).toBe(200);
+      for (const sock of socks) sock.destroy(); // their slots come back
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await small.post('/v2/emotions/analysis', body)).status).toBe(200);
+    } finally {
+      for (const sock of socks) sock.destroy();
       await small.close();
     }
   });

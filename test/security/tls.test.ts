@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,19 @@ describe('TLS', () => {
     const r = await httpsPost(s.sentio.port, '/v2/emotions/analysis', JSON.stringify({ messages: [{ content: { text: 'secure and happy' } }] }));
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).object).toBe('emotions.analysis');
+  });
+
+  // OpenSSL's default list offered static-RSA suites on TLS 1.2: no forward secrecy (security review).
+  it('offers TLS 1.2 only forward-secret suites', async () => {
+    const handshake = (ciphers: string) => new Promise<string>((resolve) => {
+      const sock = tls.connect({ host: '127.0.0.1', port: s.sentio.port, ca: readFileSync(cert), maxVersion: 'TLSv1.2', ciphers }, () => {
+        resolve(sock.getCipher().name);
+        sock.destroy();
+      });
+      sock.on('error', () => resolve('refused'));
+    });
+    expect(await handshake('AES128-SHA:AES256-GCM-SHA384:AES128-GCM-SHA256')).toBe('refused');
+    expect(await handshake('ECDHE-RSA-AES128-GCM-SHA256')).toBe('ECDHE-RSA-AES128-GCM-SHA256');
   });
 
   it('does not speak plain HTTP on the TLS port', async () => {
