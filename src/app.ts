@@ -150,6 +150,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
         store: stores.idempotency,
         ttlMs: config.contextTtlSeconds * 1000,
         maxKeyBytes: config.limits.idempotencyKeyBytes,
+        charge: rateLimit.charge,
       }),
     ],
     onRequestDone: (entry) => {

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Middleware, Reply } from '../http/server.js';
 import type { SseStream } from '../http/sse.js';
+import type { ChargeRequest } from './rate-limit.js';
 
 export type StoredReply =
   | { kind: 'json'; status: number; body: string; headers: Record<string, string> }
@@ -128,7 +129,10 @@ function replySize(r: StoredReply): number {
 
 const KEY_PATTERN = /^[\x21-\x7e]+$/; // visible ASCII
 
-export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: number; maxKeyBytes: number }): Middleware {
+/** A replay costs a token per started 64 KiB of its reply (one for most), as the original batch cost one per 64 texts. */
+export const REPLAY_BYTES_PER_TOKEN = 65_536;
+
+export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: number; maxKeyBytes: number; charge?: ChargeRequest }): Middleware {
   return async (ctx, _body, raw, next) => {
     const idemKey = ctx.headers['idempotency-key'];
     if (ctx.method !== 'POST' || idemKey === undefined || !ctx.key) return next();
@@ -148,6 +152,9 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
       if (claim.outcome === 'in_flight') {
         throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed', { headers: { 'retry-after': '1' } });
       }
+      // A replay cost one token whatever its size: a 0.7 MB batch reply replayed to 590 connections that never
+      // read held 240 MB for 16 s (security review). It now costs what its bytes weigh.
+      await opts.charge?.(ctx, Math.ceil(replySize(claim.reply) / 2 / REPLAY_BYTES_PER_TOKEN));
       ctx.replyHeaders['idempotent-replayed'] = 'true';
       return replay(claim.reply);
     }

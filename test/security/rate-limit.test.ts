@@ -81,6 +81,31 @@ describe('rate limits', () => {
     }
   });
 
+  // A replay cost one token whatever its size: connections that replayed a 0.7 MB reply and never read it held
+  // 240 MB (security review, 2026-11-26).
+  it('an idempotent replay weighs a token per started 64 KiB of its reply', async () => {
+    const t = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '60' });
+    try {
+      const body = { messages: Array.from({ length: 1024 }, (_, i) => ({ content: { text: `text ${i}` } })), params: { includeSubEmotions: true } };
+      const first = await t.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': 'big-replay' });
+      expect(first.status).toBe(200);
+      const size = (await first.text()).length;
+      expect(size).toBeGreaterThan(4 * 65_536);
+      const before = Number(first.headers.get('ratelimit-remaining'));
+      const again = await t.post('/v2/emotions/batch-analysis', body, { 'idempotency-key': 'big-replay' });
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      const spent = before - Number(again.headers.get('ratelimit-remaining'));
+      // what its bytes weigh, less the refill of the moment between the two (a token a second here)
+      expect(spent).toBeGreaterThanOrEqual(Math.ceil(size / 65_536) - 2);
+      const small = { messages: [{ content: { text: 'small' } }] };
+      const a = await t.post('/v2/emotions/analysis', small, { 'idempotency-key': 'small-replay' });
+      const b = await t.post('/v2/emotions/analysis', small, { 'idempotency-key': 'small-replay' });
+      expect(Number(a.headers.get('ratelimit-remaining')) - Number(b.headers.get('ratelimit-remaining'))).toBeLessThanOrEqual(1);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a batch refused for its size or its fields costs one token, and is refused for that, not for the quota', async () => {
     const t = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '20' });
     try {
