@@ -392,7 +392,7 @@ export class HttpServer {
           const held = this.#keyInFlight.get(ctx.key.id) ?? 0;
           const cap = this.#opts.maxInFlightPerKey ?? Infinity;
           if (held >= cap) {
-            throw new AppError('rate_limit_exceeded', `more than ${cap} requests of this API key in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+            throw new AppError('rate_limit_exceeded', `this API key already has ${cap} requests in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' } });
           }
           this.#keyInFlight.set(ctx.key.id, held + 1);
           keyCounted = ctx.key.id;
