@@ -321,7 +321,7 @@ function checkTlsFiles(tlsFiles: { cert: string; key: string }): void {
   }
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i;
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i; // loadConfig took the brackets off "[::1]"
 
 /**
  * Rules that decide whether the server may start (DECISIONS.md "Running it"). Returns warnings to log;

@@ -383,10 +383,10 @@ export class HttpServer {
       // Authentication). Then the in-flight limit (a 503 spends no quota), then the quota, before the body.
       if (route.auth) {
         ctx.key = this.#authenticate(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
-        if (route.shed !== false && this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
-          throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
-        }
         if (route.shed !== false) {
+          if (this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
+            throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+          }
           // One key must not hold every slot: within its quota, slow bodies or long streams kept them all,
           // and every other tenant got 503 (a reviewer's probe: 520 trickled bodies, 54 of 69 refused).
           const held = this.#keyInFlight.get(ctx.key.id) ?? 0;

@@ -245,16 +245,12 @@ export function parseChatRequest(
 
   const modelParams: Record<string, unknown> = {};
   for (const k of MODEL_PARAM_NAMES) {
-    const inner = req.model_params?.[k];
-    if (inner !== undefined && inner !== null) modelParams[k] = inner;
-  }
-  for (const k of MODEL_PARAM_NAMES) {
-    const top = req[k];
-    if (top === undefined || top === null) continue;
-    if (modelParams[k] !== undefined) {
+    const inner = req.model_params?.[k] ?? undefined; // null is not given
+    const top = req[k] ?? undefined;
+    if (inner !== undefined && top !== undefined) {
       throw new AppError('invalid_value', `${k} is given both at the top level and in model_params; give it once`, { param: k });
     }
-    modelParams[k] = top;
+    if ((inner ?? top) !== undefined) modelParams[k] = inner ?? top;
   }
 
   let userIndex = -1;
