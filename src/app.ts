@@ -50,14 +50,15 @@ function meteredEngine(engine: AnalysisEngine, metrics: Metrics): ScoreSource {
     async analyze(texts, opts) {
       const started = performance.now();
       let scored = false;
+      const ctx = requestOf(opts?.signal);
       try {
-        const out = await engine.analyze(texts, opts);
+        // The request's key is the tenant the engine's queue keeps fair order between.
+        const out = await engine.analyze(texts, ctx?.key ? { ...opts, tenant: ctx.key.id } : opts);
         scored = true;
         return out;
       } finally {
         const ms = performance.now() - started;
         if (scored) metrics.analysisTime.observe(ms / 1000);
-        const ctx = requestOf(opts?.signal);
         if (ctx) ctx.inferenceMs += ms;
       }
     },

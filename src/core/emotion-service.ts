@@ -17,7 +17,8 @@ import type { ContextRecord, ContextStore, MessageList, Role, StoredMessage } fr
 
 /** The engine as the core sees it. */
 export interface ScoreSource {
-  analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]>;
+  /** `tenant`: whose texts (the API key's id), for fair order between tenants in the engine's queue. */
+  analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined; tenant?: string | undefined }): Promise<ModelOutputs[]>;
 }
 
 export interface MessageInput {

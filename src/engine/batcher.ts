@@ -7,15 +7,18 @@
  * more texts gets it as two halves, so that one is always queued behind the other). At most
  * maxBatchesInFlight batches are handed to the engine at a time; with 2, the next batch is already queued
  * natively while one runs, so the engine never waits for the JS thread (TEI's prefetch of one). Texts of a many-text call are queued shortest first,
- * and when more texts wait than fit one batch, the batch is built around the oldest text from texts of
- * similar length within a look-ahead window, which cuts padding without starving anyone (the first
- * text in line, the oldest unless an urgent one is waiting, always goes next). Texts whose caller
+ * and when more texts wait than fit one batch, the batch is built around the first text in line from texts
+ * of similar length within a look-ahead window, which cuts padding without starving anyone (the first
+ * text in line always goes next: the oldest, unless an urgent one or another tenant's is). Texts whose caller
  * aborted are dropped before they reach the engine. When the queue holds maxQueue texts, new calls are
  * refused with EngineOverloadedError rather than queued without bound. A call marked urgent (someone is
  * waiting on it before anything else can happen, like the chat turn whose LLM call needs the user's
  * emotions) goes ahead of queued texts and does not wait for a batch to fill; the others keep their order
  * behind it. A batch serving several calls may run as a few smaller engine runs, each answering its
- * callers as it finishes (streamChunk). docs/engine.md explains the defaults.
+ * callers as it finishes (streamChunk). Calls name their tenant (the API key): while several tenants have
+ * texts waiting, the queue is kept in start-time fair order (each text tagged with its tenant's share of
+ * estimated tokens so far), so one tenant's bulk batch cannot make another's single text wait behind all
+ * of it; one tenant's calls keep their arrival order. docs/engine.md explains the defaults.
  */
 import type { Clock } from './clock.js';
 import type { CancelSignal } from './cancel.js';
@@ -60,10 +63,14 @@ export interface BatcherStats {
   failedBatches: number;
 }
 
-/** How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting. */
+/**
+ * How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting;
+ * `tenant` is whose texts these are (calls without one share a tenant), for fair order between tenants.
+ */
 export interface SubmitOptions {
   signal?: CancelSignal | undefined;
   urgent?: boolean | undefined;
+  tenant?: string | undefined;
 }
 
 /** What the engine needs from a dispatcher; the batcher and the unbatched pass-through both provide it. */
@@ -95,6 +102,8 @@ interface Entry<I, O> {
   enqueuedAt: number;
   urgent: boolean;
   taken: boolean;
+  /** Start tag in fair order: the tenant's estimated tokens queued before this text (urgent: -Infinity). */
+  tag: number;
 }
 
 export function abortReason(signal: CancelSignal): EngineAbortedError {
@@ -126,6 +135,14 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #closed: Error | undefined;
   #idleWaiters: (() => void)[] = [];
   #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
+  /**
+   * Start-time fair queueing over tenants: #virtual is the tag of the text last taken from the head, and
+   * #finish each tenant's tag after its last queued text. A new call's texts are tagged from
+   * max(#virtual, its tenant's finish) on, each adding its estimated tokens, and the queue is kept in tag
+   * order. One tenant's tags only grow, so a lone tenant's calls are appended in arrival order as before.
+   */
+  #virtual = 0;
+  readonly #finish = new Map<string, number>();
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
@@ -177,10 +194,11 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         enqueuedAt: now,
         urgent,
         taken: false,
+        tag: -Infinity,
       }));
       if (entries.length > 1) entries.sort((a, b) => a.cost - b.cost); // shortest first: less padding per batch
       if (urgent) this.#pushFront(entries);
-      else for (const e of entries) this.#queue.push(e);
+      else this.#pushFair(entries, opts.tenant ?? '');
       this.#queued += entries.length;
       if (signal) {
         call.onAbort = () => this.#abort(call);
@@ -219,6 +237,40 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     while (at < this.#queue.length && (this.#queue[at]!.urgent || this.#queue[at]!.call.done)) at++;
     // Not splice(at, 0, ...entries): spreading some 200,000 entries as arguments overflowed the stack.
     this.#queue = this.#queue.slice(0, at).concat(entries, this.#queue.slice(at));
+  }
+
+  /**
+   * Tag a call's entries after its tenant's earlier texts (or from the queue's current tag, if that is
+   * later) and merge them into the tag-ordered queue: appended when no waiting text has a later tag (always
+   * with one tenant), else interleaved with the texts queued behind that tag.
+   */
+  #pushFair(entries: Entry<I, O>[], tenant: string): void {
+    let tag = Math.max(this.#virtual, this.#finish.get(tenant) ?? 0);
+    for (const e of entries) {
+      e.tag = tag;
+      tag += Math.max(1, e.cost);
+    }
+    this.#finish.set(tenant, tag);
+    const q = this.#queue;
+    const first = entries[0]!.tag;
+    let at = q.length;
+    while (at > this.#head && q[at - 1]!.tag > first) at--;
+    if (at === q.length) {
+      for (const e of entries) q.push(e);
+      return;
+    }
+    const behind = q.slice(at);
+    q.length = at;
+    let i = 0;
+    let j = 0;
+    while (i < entries.length && j < behind.length) q.push(behind[j]!.tag <= entries[i]!.tag ? behind[j++]! : entries[i++]!);
+    while (i < entries.length) q.push(entries[i++]!);
+    while (j < behind.length) q.push(behind[j++]!);
+  }
+
+  #resetTags(): void {
+    this.#virtual = 0;
+    this.#finish.clear();
   }
 
   #abort(call: Call<O>): void {
@@ -302,6 +354,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     } else {
       batch = similarAround(live, maxSize, maxBatchTokens);
     }
+    const head = live[0]!;
+    if (!head.urgent && head.tag > this.#virtual) this.#virtual = head.tag;
     for (const e of batch) e.taken = true;
     // Compact [head, end): keep what is neither taken nor dead, in order, ending at `end`.
     let write = end;
@@ -321,6 +375,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       this.#queue = this.#queue.slice(this.#head);
       this.#head = 0;
     }
+    // Nothing waits: no tag is held, so every tenant starts level again (and the tags stay small).
+    if (this.#queued === batch.length) this.#resetTags();
     return batch;
   }
 

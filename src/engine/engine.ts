@@ -40,6 +40,11 @@ export interface AnalyzeOptions {
   signal?: CancelSignal | undefined;
   /** Latency-critical (a caller waits on it before anything else happens): queued ahead, sent without batching wait. */
   urgent?: boolean | undefined;
+  /**
+   * Whose texts these are (Sentio passes the API key's id). While several tenants have texts queued,
+   * batches take them in fair order by estimated tokens instead of first come, first served.
+   */
+  tenant?: string | undefined;
 }
 
 export interface EngineInfo {

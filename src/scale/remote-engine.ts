@@ -26,8 +26,8 @@ export function engineHandlers(engine: AnalysisEngine): Record<string, RpcHandle
   const e = engine.labels.emotions.length;
   const s = engine.labels.subEmotions.length;
   return {
-    'engine.analyze': async ([texts, urgent], signal) => {
-      const outs = await engine.analyze(texts as string[], { signal, urgent: urgent === true });
+    'engine.analyze': async ([texts, urgent, tenant], signal) => {
+      const outs = await engine.analyze(texts as string[], { signal, urgent: urgent === true, tenant: typeof tenant === 'string' ? tenant : undefined });
       const n = outs.length;
       const packed: PackedOutputs = {
         emotions: new Float64Array(n * e),
@@ -60,8 +60,8 @@ export class RemoteEngine implements AnalysisEngine {
     this.#description = description;
   }
 
-  async analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined }): Promise<ModelOutputs[]> {
-    const p = await this.#rpc.call<PackedOutputs>('engine.analyze', [texts, opts?.urgent === true], {
+  async analyze(texts: string[], opts?: { signal?: CancelSignal | undefined; urgent?: boolean | undefined; tenant?: string | undefined }): Promise<ModelOutputs[]> {
+    const p = await this.#rpc.call<PackedOutputs>('engine.analyze', [texts, opts?.urgent === true, opts?.tenant], {
       signal: opts?.signal,
       onAbort: () => new EngineAbortedError('the request was aborted'),
     });

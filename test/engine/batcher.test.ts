@@ -283,6 +283,55 @@ describe('MicroBatcher', () => {
     expect(p.value).toEqual(texts.map((t) => t.toUpperCase()));
   });
 
+  it("puts another tenant's text ahead of one tenant's queued bulk, and answers it first", async () => {
+    const { clock, runs, batcher, finish } = setup();
+    const bulk = track(batcher.submit(Array.from({ length: 16 }, (_, i) => `a${String.fromCharCode(97 + i)}`), { tenant: 'A' }));
+    await clock.flush();
+    expect(runs).toHaveLength(2); // two batches of A's running, eight of its texts still queued
+    const single = track(batcher.submit(['bb'], { tenant: 'B' }));
+    await clock.flush();
+    await finish(0);
+    // First come, first served would run A's next four and make B wait behind all sixteen.
+    expect(runs[2]!.items).toContain('bb');
+    await finish(2);
+    expect(single.value).toEqual(['BB']);
+    expect(bulk.settled).toBe(false);
+    for (let i = 0; !bulk.settled && i < 10; i++) {
+      for (const r of runs) r.resolve();
+      await clock.flush();
+    }
+    expect(bulk.value).toHaveLength(16);
+  });
+
+  it('interleaves two bulk tenants batch by batch, each in its own order', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1 });
+    void batcher.submit(['xx']); // occupies the engine
+    await clock.flush();
+    void batcher.submit(['a0', 'a1', 'a2', 'a3', 'a4', 'a5'], { tenant: 'A' });
+    void batcher.submit(['b0', 'b1', 'b2', 'b3', 'b4', 'b5'], { tenant: 'B' });
+    for (let i = 0; i < 4; i++) {
+      runs[i]!.resolve();
+      await clock.flush();
+    }
+    expect(runs.slice(1).map((r) => r.items)).toEqual([['a0', 'b0', 'a1', 'b1'], ['a2', 'b2', 'a3', 'b3'], ['a4', 'b4', 'a5', 'b5']]);
+  });
+
+  it("keeps one tenant's calls in arrival order when another tenant's bulk is queued", async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1 });
+    void batcher.submit(['xx']);
+    await clock.flush();
+    void batcher.submit(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'], { tenant: 'A' });
+    for (const t of ['b0', 'b1', 'b2']) void batcher.submit([t], { tenant: 'B' });
+    for (let i = 0; i < 4; i++) {
+      runs[i]!.resolve();
+      await clock.flush();
+    }
+    const order = runs.slice(1).flatMap((r) => r.items);
+    expect(order.filter((t) => t.startsWith('b'))).toEqual(['b0', 'b1', 'b2']);
+    expect(order.filter((t) => t.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7']);
+    expect(order.slice(0, 4)).toEqual(['a0', 'b0', 'a1', 'b1']);
+  });
+
   it('builds a batch of similar lengths around the oldest waiting text', async () => {
     const { clock, runs, batcher, finish } = setup({ maxBatchSize: 2, maxBatchesInFlight: 1, lookahead: 4 });
     void batcher.submit(['x']); // occupies the engine
