@@ -30,7 +30,10 @@ export interface BatcherOptions<I> {
   /** Budget of padded tokens per batch: texts x the longest text's estimated tokens. */
   maxBatchTokens: number;
   maxWaitMs: number;
-  /** Texts waiting for a batch (not those running). A larger call is still admitted into an empty queue. */
+  /**
+   * Texts waiting for a batch (not those running). A larger call is still admitted into an empty queue,
+   * and a call of at most maxBatchSize texts from a tenant with none waiting into a full one.
+   */
   maxQueue: number;
   maxBatchesInFlight: number;
   /** How many batches' worth of queued texts a batch may pick from (similar lengths), >= 1. */
@@ -87,6 +90,7 @@ interface Call<O> {
   results: O[];
   remaining: number; // results still missing
   queued: number; // entries still waiting in the queue
+  tenant: string;
   done: boolean;
   resolve: (results: O[]) => void;
   reject: (err: Error) => void;
@@ -143,6 +147,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
    */
   #virtual = 0;
   readonly #finish = new Map<string, number>();
+  /** Texts waiting per tenant (tenants with none are absent). */
+  readonly #queuedBy = new Map<string, number>();
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
@@ -166,9 +172,13 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       return Promise.reject(abortReason(signal));
     }
     if (items.length === 0) return Promise.resolve([]);
-    const { maxQueue } = this.#opts;
-    // A call larger than the whole queue may still run alone, so that bulk callers are not locked out.
-    if (this.#queued + items.length > maxQueue && this.#queued > 0) {
+    const { maxQueue, maxBatchSize } = this.#opts;
+    const tenant = opts.tenant ?? '';
+    // A call larger than the whole queue may still run alone, so that bulk callers are not locked out; and
+    // a tenant with nothing waiting may add one batch's worth to a queue that others filled (fair order
+    // then serves it next), so one key's backlog does not refuse every other key.
+    const newcomer = items.length <= maxBatchSize && !this.#queuedBy.has(tenant);
+    if (this.#queued + items.length > maxQueue && this.#queued > 0 && !newcomer) {
       this.#stats.overloaded++;
       return Promise.reject(
         new EngineOverloadedError(`analysis queue full: ${this.#queued} texts waiting, ${items.length} more would pass the limit of ${maxQueue}`),
@@ -179,6 +189,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         results: new Array<O>(items.length),
         remaining: items.length,
         queued: items.length,
+        tenant,
         done: false,
         resolve,
         reject,
@@ -198,8 +209,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       }));
       if (entries.length > 1) entries.sort((a, b) => a.cost - b.cost); // shortest first: less padding per batch
       if (urgent) this.#pushFront(entries);
-      else this.#pushFair(entries, opts.tenant ?? '');
+      else this.#pushFair(entries, tenant);
       this.#queued += entries.length;
+      this.#countQueued(tenant, entries.length);
       if (signal) {
         call.onAbort = () => this.#abort(call);
         signal.addEventListener('abort', call.onAbort, { once: true });
@@ -223,6 +235,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#queue = [];
     this.#head = 0;
     this.#queued = 0;
+    this.#queuedBy.clear();
     this.#notifyIdle();
   }
 
@@ -268,6 +281,12 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     while (j < behind.length) q.push(behind[j++]!);
   }
 
+  #countQueued(tenant: string, delta: number): void {
+    const n = (this.#queuedBy.get(tenant) ?? 0) + delta;
+    if (n > 0) this.#queuedBy.set(tenant, n);
+    else this.#queuedBy.delete(tenant);
+  }
+
   #resetTags(): void {
     this.#virtual = 0;
     this.#finish.clear();
@@ -288,6 +307,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     if (call.done) return;
     this.#queued -= call.queued;
     this.#stats.dropped += call.queued;
+    this.#countQueued(call.tenant, -call.queued);
     call.queued = 0;
     settle(call, { error });
     this.#notifyIdle();
@@ -381,7 +401,10 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   }
 
   #dispatch(batch: Entry<I, O>[]): void {
-    for (const e of batch) e.call.queued--;
+    for (const e of batch) {
+      e.call.queued--;
+      this.#countQueued(e.call.tenant, -1);
+    }
     this.#queued -= batch.length;
     this.#inFlight++;
     this.#inFlightTexts += batch.length;

@@ -420,6 +420,28 @@ describe('MicroBatcher', () => {
     await expect(batcher.submit(['x'])).rejects.toBeInstanceOf(EngineOverloadedError);
   });
 
+  it("admits one batch's worth from a tenant with nothing queued into a queue another tenant filled", async () => {
+    const { clock, runs, batcher } = setup({ maxQueue: 10, maxBatchesInFlight: 1, maxBatchSize: 2 });
+    void batcher.submit(['r1', 'r2'], { tenant: 'A' }); // running
+    await clock.flush();
+    void batcher.submit(Array.from({ length: 10 }, (_, i) => `q${i}`), { tenant: 'A' }); // the queue is full
+    await expect(batcher.submit(['a'], { tenant: 'A' })).rejects.toBeInstanceOf(EngineOverloadedError);
+    await expect(batcher.submit(['b1', 'b2', 'b3'], { tenant: 'B' })).rejects.toBeInstanceOf(EngineOverloadedError); // over a batch
+    const b = track(batcher.submit(['bb'], { tenant: 'B' }));
+    await expect(batcher.submit(['b2'], { tenant: 'B' })).rejects.toBeInstanceOf(EngineOverloadedError); // B has one waiting now
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 11, overloaded: 3 });
+    runs[0]!.resolve();
+    await clock.flush();
+    expect(runs[1]!.items).toContain('bb'); // fair order serves it next
+    runs[1]!.resolve();
+    await clock.flush();
+    expect(b.value).toEqual(['BB']);
+    const room = 10 - batcher.stats().queuedTexts;
+    void batcher.submit(Array.from({ length: room }, (_, i) => `p${i}`), { tenant: 'A' }); // fills the queue again
+    void batcher.submit(['b3'], { tenant: 'B' }); // nothing of B's waits again: admitted past it
+    expect(batcher.stats()).toMatchObject({ queuedTexts: 11, overloaded: 3 });
+  });
+
   it('admits a call larger than the queue when the queue is empty', async () => {
     const { clock, runs, batcher } = setup({ maxQueue: 5 });
     const p = track(batcher.submit(Array.from({ length: 12 }, () => 'a')));

@@ -45,4 +45,32 @@ describe('tenant fairness', () => {
       await engine.close();
     }
   }, 60_000);
+
+  it("admits another key's single text into a queue one key has filled, and answers it first", async () => {
+    // A call larger than the queue is admitted into an empty one: A's 1,024 texts overfill a queue of 512.
+    const engine = await testEngine({ maxQueue: 512 });
+    const s = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '100000' }, { engine });
+    try {
+      const started = performance.now();
+      const a = s.post('/v2/emotions/batch-analysis', bulk(0)).then((r) => ({ status: r.status, at: performance.now() - started }));
+      const deadline = performance.now() + 20_000;
+      while ((engine.stats?.().queuedTexts ?? 0) < 512) {
+        if (performance.now() > deadline) throw new Error('the bulk request never queued 512 texts');
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      // The same key's next bulk request finds the queue full; the other key, with nothing queued, gets in.
+      const more = await s.post('/v2/emotions/batch-analysis', bulk(1024));
+      expect(more.status).toBe(503);
+      expect(((await more.json()) as { error: { code: string } }).error.code).toBe('overloaded');
+      const b = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'I am so happy today' } }] }, { 'x-api-key': OTHER_KEY });
+      const bAt = performance.now() - started;
+      expect(b.status).toBe(200);
+      const first = await a;
+      expect(first.status).toBe(200);
+      expect(bAt).toBeLessThan(first.at);
+    } finally {
+      await s.close();
+      await engine.close();
+    }
+  }, 60_000);
 });
