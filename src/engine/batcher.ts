@@ -141,9 +141,11 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
   /**
    * Start-time fair queueing over tenants: #virtual is the tag of the text last taken from the head, and
-   * #finish each tenant's tag after its last queued text. A new call's texts are tagged from
-   * max(#virtual, its tenant's finish) on, each adding its estimated tokens, and the queue is kept in tag
-   * order. One tenant's tags only grow, so a lone tenant's calls are appended in arrival order as before.
+   * #finish each tenant's tag after its last queued text, while it has texts waiting (texts that left
+   * unrun, aborted or failed, charge nothing after). A new call's texts are tagged from max(#virtual, its
+   * tenant's finish) on, each adding its estimated tokens, and the queue is kept in tag order from #head
+   * (urgent texts first). One tenant's tags only grow, so a lone tenant's calls are appended in arrival
+   * order as before.
    */
   #virtual = 0;
   readonly #finish = new Map<string, number>();
@@ -177,7 +179,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     // A call larger than the whole queue may still run alone, so that bulk callers are not locked out; and
     // a tenant with nothing waiting may add one batch's worth to a queue that others filled (fair order
     // then serves it next), so one key's backlog does not refuse every other key.
-    const newcomer = items.length <= maxBatchSize && !this.#queuedBy.has(tenant);
+    const newcomer = items.length <= Math.min(maxBatchSize, maxQueue) && !this.#queuedBy.has(tenant);
     if (this.#queued + items.length > maxQueue && this.#queued > 0 && !newcomer) {
       this.#stats.overloaded++;
       return Promise.reject(
@@ -236,6 +238,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#head = 0;
     this.#queued = 0;
     this.#queuedBy.clear();
+    this.#finish.clear();
+    this.#virtual = 0;
     this.#notifyIdle();
   }
 
@@ -247,9 +251,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   /** Urgent entries go behind earlier urgent ones and ahead of everything else (the head is always urgent then). */
   #pushFront(entries: Entry<I, O>[]): void {
     let at = this.#head;
-    while (at < this.#queue.length && (this.#queue[at]!.urgent || this.#queue[at]!.call.done)) at++;
-    // Not splice(at, 0, ...entries): spreading some 200,000 entries as arguments overflowed the stack.
-    this.#queue = this.#queue.slice(0, at).concat(entries, this.#queue.slice(at));
+    while (at < this.#queue.length && this.#queue[at]!.urgent) at++;
+    this.#queue = insertAt(this.#queue, at, entries);
   }
 
   /**
@@ -266,14 +269,25 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#finish.set(tenant, tag);
     const q = this.#queue;
     const first = entries[0]!.tag;
-    let at = q.length;
-    while (at > this.#head && q[at - 1]!.tag > first) at--;
-    if (at === q.length) {
+    if (q.length === this.#head || q[q.length - 1]!.tag <= first) {
       for (const e of entries) q.push(e);
       return;
     }
-    const behind = q.slice(at);
-    q.length = at;
+    // The first waiting text with a later tag (binary search: [#head, length) is in tag order).
+    let lo = this.#head;
+    let hi = q.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (q[mid]!.tag > first) hi = mid;
+      else lo = mid + 1;
+    }
+    if (q[lo]!.tag > entries[entries.length - 1]!.tag) {
+      // Every new text goes before it (a one-text call always does): one insertion.
+      this.#queue = insertAt(q, lo, entries);
+      return;
+    }
+    const behind = q.slice(lo);
+    q.length = lo;
     let i = 0;
     let j = 0;
     while (i < entries.length && j < behind.length) q.push(behind[j]!.tag <= entries[i]!.tag ? behind[j++]! : entries[i++]!);
@@ -281,15 +295,16 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     while (j < behind.length) q.push(behind[j++]!);
   }
 
+  /** A tenant with no text waiting holds no tag: whatever of its calls left unrun charges it nothing. */
   #countQueued(tenant: string, delta: number): void {
     const n = (this.#queuedBy.get(tenant) ?? 0) + delta;
-    if (n > 0) this.#queuedBy.set(tenant, n);
-    else this.#queuedBy.delete(tenant);
-  }
-
-  #resetTags(): void {
-    this.#virtual = 0;
-    this.#finish.clear();
+    if (n > 0) {
+      this.#queuedBy.set(tenant, n);
+    } else {
+      this.#queuedBy.delete(tenant);
+      this.#finish.delete(tenant);
+      if (this.#queuedBy.size === 0) this.#virtual = 0; // nothing waits: tags start from 0 again
+    }
   }
 
   #abort(call: Call<O>): void {
@@ -395,8 +410,6 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       this.#queue = this.#queue.slice(this.#head);
       this.#head = 0;
     }
-    // Nothing waits: no tag is held, so every tenant starts level again (and the tags stay small).
-    if (this.#queued === batch.length) this.#resetTags();
     return batch;
   }
 
@@ -500,6 +513,15 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+/** `entries` inserted into `q` at `at`: in place for a few, else by copying (spreading some 200,000 entries as arguments overflowed the stack). */
+function insertAt<E>(q: E[], at: number, entries: E[]): E[] {
+  if (entries.length <= 1024) {
+    q.splice(at, 0, ...entries);
+    return q;
+  }
+  return q.slice(0, at).concat(entries, q.slice(at));
 }
 
 function paddedCost(entries: readonly { cost: number }[]): number {

@@ -316,6 +316,20 @@ describe('MicroBatcher', () => {
     expect(runs.slice(1).map((r) => r.items)).toEqual([['a0', 'b0', 'a1', 'b1'], ['a2', 'b2', 'a3', 'b3'], ['a4', 'b4', 'a5', 'b5']]);
   });
 
+  it('charges a tenant nothing for its texts that left the queue unrun', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1 });
+    void batcher.submit(['xx']); // occupies the engine
+    await clock.flush();
+    const ac = new AbortController();
+    batcher.submit(Array.from({ length: 12 }, (_, i) => `b${String.fromCharCode(97 + i)}`), { tenant: 'B', signal: ac.signal }).catch(() => {});
+    void batcher.submit(Array.from({ length: 12 }, (_, i) => `a${String.fromCharCode(97 + i)}`), { tenant: 'A' });
+    ac.abort();
+    void batcher.submit(['bb'], { tenant: 'B' });
+    runs[0]!.resolve();
+    await clock.flush();
+    expect(runs[1]!.items).toContain('bb'); // not behind the twelve texts it aborted
+  });
+
   it("keeps one tenant's calls in arrival order when another tenant's bulk is queued", async () => {
     const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1 });
     void batcher.submit(['xx']);
