@@ -98,6 +98,7 @@ const EnvSchema = z.object({
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1, ENGINE_OPTION_MAX),
   SENTIO_BATCH_MAX_WAIT_MS: decimal(2, 0, 1000),
   SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),
+  SENTIO_BATCH_FAIR: bool.default(true),
   SENTIO_QUEUE_MAX: int(4_096, 1, ENGINE_OPTION_MAX),
 });
 
@@ -156,6 +157,7 @@ export interface Config {
     maxWaitMs: number;
     maxQueue: number;
     streamChunk: number;
+    fairTenants: boolean;
   };
 }
 
@@ -290,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxWaitMs: e.SENTIO_BATCH_MAX_WAIT_MS,
       maxQueue: e.SENTIO_QUEUE_MAX,
       streamChunk: e.SENTIO_BATCH_STREAM_CHUNK,
+      fairTenants: e.SENTIO_BATCH_FAIR,
     },
   };
   return deepFreeze(config);

@@ -45,6 +45,8 @@ export interface BatcherOptions<I> {
    * order, each settling its calls as it finishes; 0 (the default): one run per batch. See #parts().
    */
   streamChunk?: number;
+  /** Fair order between the calls' tenants (default); false: one queue in arrival order, tenants ignored. */
+  fair?: boolean;
   /** Estimated tokens of one item (see estimate.ts). */
   cost: (item: I) => number;
   clock?: Clock;
@@ -155,7 +157,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
     this.#clock = opts.clock ?? systemClock;
-    this.#opts = { lookahead: 4, splitMin: 8, streamChunk: 0, ...opts };
+    this.#opts = { lookahead: 4, splitMin: 8, streamChunk: 0, fair: true, ...opts };
     for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead', 'splitMin'] as const) {
       const v = this.#opts[key];
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer, got ${v}`);
@@ -175,7 +177,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     }
     if (items.length === 0) return Promise.resolve([]);
     const { maxQueue, maxBatchSize } = this.#opts;
-    const tenant = opts.tenant ?? '';
+    const tenant = this.#opts.fair ? opts.tenant ?? '' : '';
     // A call larger than the whole queue may still run alone, so that bulk callers are not locked out; and
     // a tenant with nothing waiting may add one batch's worth to a queue that others filled (fair order
     // then serves it next), so one key's backlog does not refuse every other key.

@@ -74,6 +74,7 @@ export interface EngineInfo {
     maxQueue: number;
     maxBatchesInFlight: number;
     streamChunk: number;
+    fairTenants: boolean;
   };
 }
 
@@ -234,6 +235,7 @@ class NativeEngine implements Engine {
         maxQueue: opts.maxQueue,
         maxBatchesInFlight: opts.maxBatchesInFlight,
         streamChunk: opts.streamChunk,
+        fairTenants: opts.fairTenants,
       },
     });
     const onBatch = opts.onBatch;
@@ -258,6 +260,7 @@ class NativeEngine implements Engine {
           maxQueue: opts.maxQueue,
           maxBatchesInFlight: opts.maxBatchesInFlight,
           streamChunk: opts.streamChunk,
+          fair: opts.fairTenants,
           cost: (text) => estimateTokens(text, maxLength),
           ...(opts.clock ? { clock: opts.clock } : {}),
         })

@@ -62,6 +62,11 @@ export interface EngineOptions {
    * Default 16.
    */
   streamChunk?: number;
+  /**
+   * Fair order between tenants (the `tenant` of each analyze call) in the queue; false = first come,
+   * first served (the benchmark's baseline). Default true.
+   */
+  fairTenants?: boolean;
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
   clock?: Clock;
@@ -92,6 +97,7 @@ export const ENGINE_DEFAULTS = {
   maxQueue: 4096,
   maxBatchesInFlight: 0,
   streamChunk: 16,
+  fairTenants: true,
 } as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
 
 /** The largest count an engine option takes (queue length, tokens per batch). */
@@ -122,6 +128,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('maxQueue', r.maxQueue, 1);
   int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
   int('streamChunk', r.streamChunk, 0, 65536);
+  if (typeof r.fairTenants !== 'boolean') throw new EngineInputError('engine option fairTenants must be a boolean');
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {
     throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
   }

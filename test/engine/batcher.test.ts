@@ -316,6 +316,19 @@ describe('MicroBatcher', () => {
     expect(runs.slice(1).map((r) => r.items)).toEqual([['a0', 'b0', 'a1', 'b1'], ['a2', 'b2', 'a3', 'b3'], ['a4', 'b4', 'a5', 'b5']]);
   });
 
+  it('with fair: false keeps one queue in arrival order whatever the tenant (the baseline)', async () => {
+    const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1, fair: false });
+    void batcher.submit(['xx']);
+    await clock.flush();
+    void batcher.submit(['a0', 'a1', 'a2', 'a3', 'a4', 'a5'], { tenant: 'A' });
+    void batcher.submit(['b0', 'b1'], { tenant: 'B' });
+    for (let i = 0; i < 3; i++) {
+      runs[i]!.resolve();
+      await clock.flush();
+    }
+    expect(runs.slice(1).map((r) => r.items)).toEqual([['a0', 'a1', 'a2', 'a3'], ['a4', 'a5', 'b0', 'b1']]);
+  });
+
   it('charges a tenant nothing for its texts that left the queue unrun', async () => {
     const { clock, runs, batcher } = setup({ maxBatchesInFlight: 1 });
     void batcher.submit(['xx']); // occupies the engine

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench:tenants -- [--rounds 3] [--seconds 8] [--bulk-connections 4] [--bulk-texts 256] [--quick]`:
+ * two API keys share one Sentio. Key A sends batches of long texts (about 100 words each) at
+ * --bulk-connections; key B, at the same time, sends one short text a request at 4 connections, as an
+ * interactive client would. Two servers run side by side, loaded in turn round after round: the engine
+ * queue's fair order between keys (the default) and first come, first served (SENTIO_BATCH_FAIR=0, the
+ * baseline). Printed per server: B's latency p50/p99 and requests/s, A's texts/s, and B alone (no bulk
+ * load) for reference; then the ratios, FIFO's p99 over fair's and fair's bulk texts/s over FIFO's.
+ * Results: bench/results/tenants-<time>.json, then one JSON line on stdout.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { runLoad } from './lib/autocannon.js';
+import type { LoadResult } from './lib/autocannon.js';
+import { freePort, startChild } from './lib/process.js';
+import type { Child } from './lib/process.js';
+import { benchTexts } from './lib/texts.js';
+import { median, round } from './lib/stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '8' },
+    'bulk-connections': { type: 'string', default: '4' }, 'bulk-texts': { type: 'string', default: '256' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+const quick = args.quick === true;
+const rounds = quick ? 1 : Number(args.rounds);
+const seconds = quick ? 5 : Number(args.seconds);
+const bulkConnections = Number(args['bulk-connections']);
+const bulkTexts = Number(args['bulk-texts']);
+const BULK_KEY = 'sentio_bench_bulk_key';
+const INTERACTIVE_KEY = 'sentio_bench_interactive_key';
+const INTERACTIVE_CONNECTIONS = 4;
+
+const texts = benchTexts();
+let cursor = 0;
+const next = () => texts[cursor++ % texts.length]!;
+const longText = () => Array.from({ length: 5 }, next).join(' and ');
+const bulkBody = () => JSON.stringify({ messages: Array.from({ length: bulkTexts }, () => ({ content: { text: longText() } })) });
+const oneBody = () => JSON.stringify({ messages: [{ content: { text: next() } }] });
+
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+const interactive = (child: Child, durationS: number) => runLoad({
+  name: 'interactive', url: `http://127.0.0.1:${child.port}`, connections: INTERACTIVE_CONNECTIONS, durationS,
+  path: '/v2/emotions/analysis', body: oneBody, headers: { 'x-api-key': INTERACTIVE_KEY },
+});
+const bulk = (child: Child, durationS: number) => runLoad({
+  name: 'bulk', url: `http://127.0.0.1:${child.port}`, connections: bulkConnections, durationS,
+  path: '/v2/emotions/batch-analysis', body: bulkBody, headers: { 'x-api-key': BULK_KEY }, textsPerRequest: bulkTexts,
+});
+
+interface Round { interactive: LoadResult; bulk: LoadResult }
+
+async function main(): Promise<void> {
+  const servers: { name: string; env: Record<string, string>; child?: Child; rounds: Round[]; alone?: LoadResult }[] = [
+    { name: 'fair', env: {}, rounds: [] },
+    { name: 'fifo', env: { SENTIO_BATCH_FAIR: '0' }, rounds: [] },
+  ];
+  try {
+    for (const s of servers) {
+      const port = await freePort();
+      s.child = await startChild('dist/src/main.js', [], {
+        SENTIO_PORT: String(port), SENTIO_API_KEYS: `${BULK_KEY},${INTERACTIVE_KEY}`, SENTIO_RATE_LIMIT_RPM: '1000000000', ...s.env,
+      }, '"sentio listening"');
+    }
+    for (const s of servers) {
+      await interactive(s.child!, 2); // warm-up
+      s.alone = await interactive(s.child!, quick ? 3 : 5);
+      log(`${s.name}: key B alone ${round(s.alone.rps)} req/s, p50 ${s.alone.latencyMs.p50} ms, p99 ${s.alone.latencyMs.p99} ms`);
+    }
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 ? [...servers].reverse() : servers;
+      for (const s of order) {
+        const [i, b] = await Promise.all([interactive(s.child!, seconds), bulk(s.child!, seconds)]);
+        s.rounds.push({ interactive: i, bulk: b });
+        log(`${s.name} round ${r + 1}: key B ${round(i.rps)} req/s, p50 ${i.latencyMs.p50} ms, p99 ${i.latencyMs.p99} ms, `
+          + `${i.errors + i.non2xx} failed; key A ${round(b.textsPerS)} texts/s, p99 ${b.latencyMs.p99} ms, ${b.errors + b.non2xx} failed`);
+      }
+    }
+    const summary = Object.fromEntries(servers.map((s) => [s.name, {
+      interactive_rps: round(median(s.rounds.map((x) => x.interactive.rps))),
+      interactive_p50_ms: median(s.rounds.map((x) => x.interactive.latencyMs.p50)),
+      interactive_p99_ms: median(s.rounds.map((x) => x.interactive.latencyMs.p99)),
+      bulk_texts_per_s: round(median(s.rounds.map((x) => x.bulk.textsPerS))),
+      failed: s.rounds.reduce((a, x) => a + x.interactive.errors + x.interactive.non2xx + x.bulk.errors + x.bulk.non2xx, 0),
+      alone_p50_ms: s.alone!.latencyMs.p50, alone_p99_ms: s.alone!.latencyMs.p99,
+    }]));
+    const fair = summary['fair']!;
+    const fifo = summary['fifo']!;
+    const ratios = {
+      interactive_p99_fifo_over_fair: round(fifo.interactive_p99_ms / fair.interactive_p99_ms, 2),
+      interactive_p50_fifo_over_fair: round(fifo.interactive_p50_ms / fair.interactive_p50_ms, 2),
+      bulk_texts_fair_over_fifo: round(fair.bulk_texts_per_s / fifo.bulk_texts_per_s, 3),
+    };
+    log(`key B (one text, ${INTERACTIVE_CONNECTIONS} connections) beside key A (${bulkTexts} long texts a request, ${bulkConnections} connections):`);
+    for (const [name, x] of Object.entries(summary)) {
+      log(`  ${name.padEnd(5)} B p50 ${x.interactive_p50_ms} ms, p99 ${x.interactive_p99_ms} ms, ${x.interactive_rps} req/s; A ${x.bulk_texts_per_s} texts/s; B alone p50 ${x.alone_p50_ms} ms${x.failed ? `; FAILED ${x.failed}` : ''}`);
+    }
+    log(`ratios: B's p99 FIFO/fair ${ratios.interactive_p99_fifo_over_fair}, p50 ${ratios.interactive_p50_fifo_over_fair}; A's texts/s fair/FIFO ${ratios.bulk_texts_fair_over_fifo}`);
+    const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, quick };
+    const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
+      raw: servers.map((s) => ({ name: s.name, env: s.env, alone: s.alone, rounds: s.rounds })) };
+    mkdirSync('bench/results', { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    writeFileSync(`bench/results/tenants-${stamp}.json`, `${JSON.stringify(result, null, 2)}\n`);
+    log(`results: bench/results/tenants-${stamp}.json`);
+    process.stdout.write(`${JSON.stringify({ ...summary, ...ratios })}\n`);
+  } finally {
+    for (const s of servers) await s.child?.stop();
+  }
+}
+
+await main();
