@@ -32,7 +32,7 @@ export interface BatcherOptions<I> {
   maxWaitMs: number;
   /**
    * Texts waiting for a batch (not those running). A larger call is still admitted into an empty queue,
-   * and a call of at most maxBatchSize texts from a tenant with none waiting into a full one.
+   * and a call of at most maxBatchSize (and maxQueue) texts from a tenant with none waiting into a full one.
    */
   maxQueue: number;
   maxBatchesInFlight: number;
@@ -45,7 +45,7 @@ export interface BatcherOptions<I> {
    * order, each settling its calls as it finishes; 0 (the default): one run per batch. See #parts().
    */
   streamChunk?: number;
-  /** Fair order between the calls' tenants (default); false: one queue in arrival order, tenants ignored. */
+  /** Fair order and admission between the calls' tenants (default); false: tenants ignored, as before them. */
   fair?: boolean;
   /** Estimated tokens of one item (see estimate.ts). */
   cost: (item: I) => number;
@@ -259,8 +259,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   /**
    * Tag a call's entries after its tenant's earlier texts (or from the queue's current tag, if that is
-   * later) and merge them into the tag-ordered queue: appended when no waiting text has a later tag (always
-   * with one tenant), else interleaved with the texts queued behind that tag.
+   * later) and put them in the tag-ordered queue: appended when no waiting text has a later tag (always
+   * with one tenant), inserted in one piece where no waiting text falls between their tags (always for one
+   * text), else merged with the texts queued behind the first of them.
    */
   #pushFair(entries: Entry<I, O>[], tenant: string): void {
     let tag = Math.max(this.#virtual, this.#finish.get(tenant) ?? 0);
