@@ -1,8 +1,9 @@
 /**
- * `npm run bench:tenants -- [--rounds 3] [--seconds 8] [--bulk-connections 4] [--bulk-texts 256] [--quick]`:
+ * `npm run bench:tenants -- [--rounds 3] [--seconds 8] [--bulk-connections 4] [--bulk-texts 256] [--rate 50] [--quick]`:
  * two API keys share one Sentio. Key A sends batches of long texts (about 100 words each) at
- * --bulk-connections; key B, at the same time, sends one short text a request at 4 connections, as an
- * interactive client would. Two servers run side by side, loaded in turn round after round: the engine
+ * --bulk-connections; key B, at the same time, sends one short text a request at --rate requests/s,
+ * paced (so that its latency is measured at a set load, and a faster answer does not buy it more of
+ * the machine), as an interactive client would. Two servers run side by side, loaded in turn round after round: the engine
  * queue's fair order between keys (the default) and first come, first served (SENTIO_BATCH_FAIR=0, the
  * baseline). Printed per server: B's latency p50/p99 and requests/s, A's texts/s, and B alone (no bulk
  * load) for reference; then the ratios, FIFO's p99 over fair's and fair's bulk texts/s over FIFO's.
@@ -22,6 +23,7 @@ const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '8' },
     'bulk-connections': { type: 'string', default: '4' }, 'bulk-texts': { type: 'string', default: '256' },
+    rate: { type: 'string', default: '50' },
     quick: { type: 'boolean', default: false },
   },
 });
@@ -32,7 +34,8 @@ const bulkConnections = Number(args['bulk-connections']);
 const bulkTexts = Number(args['bulk-texts']);
 const BULK_KEY = 'sentio_bench_bulk_key';
 const INTERACTIVE_KEY = 'sentio_bench_interactive_key';
-const INTERACTIVE_CONNECTIONS = 4;
+const INTERACTIVE_CONNECTIONS = 16;
+const interactiveRate = Number(args.rate);
 
 const texts = benchTexts();
 let cursor = 0;
@@ -45,7 +48,7 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 const interactive = (child: Child, durationS: number) => runLoad({
   name: 'interactive', url: `http://127.0.0.1:${child.port}`, connections: INTERACTIVE_CONNECTIONS, durationS,
-  path: '/v2/emotions/analysis', body: oneBody, headers: { 'x-api-key': INTERACTIVE_KEY },
+  path: '/v2/emotions/analysis', body: oneBody, headers: { 'x-api-key': INTERACTIVE_KEY }, overallRate: interactiveRate,
 });
 const bulk = (child: Child, durationS: number) => runLoad({
   name: 'bulk', url: `http://127.0.0.1:${child.port}`, connections: bulkConnections, durationS,
@@ -95,13 +98,13 @@ async function main(): Promise<void> {
       interactive_p50_fifo_over_fair: round(fifo.interactive_p50_ms / fair.interactive_p50_ms, 2),
       bulk_texts_fair_over_fifo: round(fair.bulk_texts_per_s / fifo.bulk_texts_per_s, 3),
     };
-    log(`key B (one text, ${INTERACTIVE_CONNECTIONS} connections) beside key A (${bulkTexts} long texts a request, ${bulkConnections} connections):`);
+    log(`key B (one text a request, ${interactiveRate}/s paced) beside key A (${bulkTexts} long texts a request, ${bulkConnections} connections):`);
     for (const [name, x] of Object.entries(summary)) {
       log(`  ${name.padEnd(5)} B p50 ${x.interactive_p50_ms} ms, p99 ${x.interactive_p99_ms} ms, ${x.interactive_rps} req/s; A ${x.bulk_texts_per_s} texts/s; B alone p50 ${x.alone_p50_ms} ms${x.failed ? `; FAILED ${x.failed}` : ''}`);
     }
     log(`ratios: B's p99 FIFO/fair ${ratios.interactive_p99_fifo_over_fair}, p50 ${ratios.interactive_p50_fifo_over_fair}; A's texts/s fair/FIFO ${ratios.bulk_texts_fair_over_fifo}`);
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, quick };
-    const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
+    const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveRate, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
       raw: servers.map((s) => ({ name: s.name, env: s.env, alone: s.alone, rounds: s.rounds })) };
     mkdirSync('bench/results', { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');

@@ -161,6 +161,9 @@ void SubmitOrReject(Napi::Env env, Worker& worker, std::unique_ptr<Job>& job) {
 Napi::Value Run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::shared_ptr<Worker> worker = UnwrapHandle(env, info[0]);
+  SENTIO_THROW_TYPE_IF(info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsBoolean(), env,
+                       "run(handle, batch, priority): priority must be a boolean");
+  const bool priority = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
   std::vector<std::u16string> texts;
   std::vector<int32_t> ids, lengths;
   Napi::Value batch = info[1];
@@ -190,6 +193,7 @@ Napi::Value Run(const Napi::CallbackInfo& info) {
   job->texts = std::move(texts);
   job->ids = std::move(ids);
   job->lengths = std::move(lengths);
+  job->priority = priority;
   Napi::Promise promise = job->deferred.Promise();
   if (job->lengths.empty() && job->texts.empty()) {  // nothing to run: answer at once, in model order
     Napi::Object result = Napi::Object::New(env), outputs = Napi::Object::New(env);

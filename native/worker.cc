@@ -94,7 +94,13 @@ bool Worker::Submit(Napi::Env env, std::unique_ptr<Job>& job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return false;
-    queue_.push_back(std::move(job));
+    if (job->priority) {
+      // Behind earlier priority jobs, ahead of the rest.
+      auto at = std::find_if(queue_.begin(), queue_.end(), [](const std::unique_ptr<Job>& j) { return !j->priority; });
+      queue_.insert(at, std::move(job));
+    } else {
+      queue_.push_back(std::move(job));
+    }
     // An engine idle for a while (a lightly loaded server): the thread about to wake should not land on
     // this (the JS) thread's CPU. Under load the threads seldom sleep that long, and are left alone.
     if (steering_.active() && static_cast<int>(sleepers_.size()) == running_ &&
@@ -238,8 +244,9 @@ void Worker::Serve(int32_t index) {
         sleepers_.erase(me);
       }
       if (stopping_) break;
-      // Sub-batches of a started job first: it finishes sooner, and jobs keep their order.
-      if (!tasks_.empty()) {
+      // Sub-batches of a started job first: it finishes sooner, and jobs keep their order. A priority job
+      // goes before them (its own sub-batches then go to the front of tasks_, in Start).
+      if (!tasks_.empty() && (queue_.empty() || !queue_.front()->priority)) {
         task = tasks_.front();
         tasks_.pop_front();
       } else {

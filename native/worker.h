@@ -64,6 +64,9 @@ struct Job {
   std::vector<size_t> offsets;
   std::atomic<int> tasks_left{0};
   std::atomic<bool> failed{false};  // set with `error`; lets sibling tasks skip their work
+  // Taken before queued jobs and before started jobs' remaining sub-batches (a chat turn's scoring,
+  // another tenant's turn): it waits for the runs in progress, not for the work queued ahead of it.
+  bool priority = false;
 };
 
 class Worker;

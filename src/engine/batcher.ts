@@ -52,8 +52,11 @@ export interface BatcherOptions<I> {
   clock?: Clock;
 }
 
-/** Runs one batch and resolves with one output per item, in order. */
-export type BatchRunner<I, O> = (items: I[]) => Promise<O[]>;
+/**
+ * Runs one batch and resolves with one output per item, in order; `priority`: ahead of the work the
+ * engine already holds but has not started (see MicroBatcher's #pump).
+ */
+export type BatchRunner<I, O> = (items: I[], priority: boolean) => Promise<O[]>;
 
 /** Counters for metrics: gauges (queued*, inFlight*) and totals since start. */
 export interface BatcherStats {
@@ -112,6 +115,9 @@ interface Entry<I, O> {
   tag: number;
 }
 
+/** A priority batch holds at most this share of maxBatchSize texts and of maxBatchTokens (engine.md). */
+const PRIORITY_SHARE = 1 / 8;
+
 export function abortReason(signal: CancelSignal): EngineAbortedError {
   const reason: unknown = signal.reason;
   const detail = reason instanceof Error ? `: ${reason.message}` : '';
@@ -153,6 +159,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   readonly #finish = new Map<string, number>();
   /** Texts waiting per tenant (tenants with none are absent). */
   readonly #queuedBy = new Map<string, number>();
+  /** Batches in flight, not as priority, by the tenant of their first text; and priority ones (0 or 1). */
+  readonly #inFlightBy = new Map<string, number>();
+  #priorityInFlight = 0;
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
@@ -342,10 +351,19 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   #pump(): void {
     const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight, splitMin } = this.#opts;
-    while (this.#inFlight < maxBatchesInFlight && !this.#closed) {
+    while (!this.#closed) {
       const { live, end } = this.#window();
       const first = live[0];
       if (!first) break;
+      // The priority lane: while batches are in flight, a small batch led by an urgent text, or by a
+      // tenant with no other batch in flight (another tenant's turn in fair order, a light tenant beside
+      // a bulk one), goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it before
+      // the work it holds, so it waits for the runs in progress, not for the batches queued there. It holds
+      // only such texts, at most PRIORITY_SHARE of a batch (a bulk tenant's long texts would make it as slow
+      // as what it overtakes). A lone tenant's batches never qualify, urgent ones aside.
+      const entitled = (e: Entry<I, O>) => e.urgent || !this.#inFlightBy.has(e.call.tenant);
+      const priority = this.#inFlight > 0 && this.#priorityInFlight === 0 && entitled(first);
+      if (!priority && this.#inFlight - this.#priorityInFlight >= maxBatchesInFlight) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
       if (!full && this.#inFlight > 0 && !first.urgent) {
         const due = first.enqueuedAt + maxWaitMs;
@@ -360,12 +378,24 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       const oneBatch = live.length <= maxBatchSize && paddedCost(live) <= maxBatchTokens;
       if (oneBatch && this.#inFlight === 0 && maxBatchesInFlight >= 2 && live.length >= 2 * splitMin) {
         const half = Math.ceil(live.length / 2);
-        this.#dispatch(this.#take(live, end, half));
+        this.#dispatch(this.#take(live, end, half), first.call.tenant, false);
         const rest = this.#window();
-        if (rest.live.length > 0) this.#dispatch(this.#take(rest.live, rest.end));
+        if (rest.live.length > 0) this.#dispatch(this.#take(rest.live, rest.end), rest.live[0]!.call.tenant, false);
         continue;
       }
-      this.#dispatch(this.#take(live, end));
+      if (priority) {
+        const lane = live.filter(entitled);
+        this.#dispatch(this.#take(lane, end, Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)), maxBatchTokens * PRIORITY_SHARE), first.call.tenant, true);
+        continue;
+      }
+      // The lane is busy and the first text in line is entitled to it: it waits for the lane (a few
+      // milliseconds) rather than ride in a normal batch, which a bulk tenant's texts would fill.
+      let pool = live;
+      if (this.#priorityInFlight > 0 && !first.urgent && entitled(first)) {
+        const others = live.filter((e) => !entitled(e));
+        if (others.length > 0) pool = others;
+      }
+      this.#dispatch(this.#take(pool, end), pool[0]!.call.tenant, false);
     }
     if (this.#queued === 0) this.#clearTimer();
   }
@@ -384,8 +414,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   }
 
   /** Choose the next batch from the window and remove it (and dead entries) from the queue. */
-  #take(live: Entry<I, O>[], end: number, maxSize = this.#opts.maxBatchSize): Entry<I, O>[] {
-    const { maxBatchTokens } = this.#opts;
+  #take(live: Entry<I, O>[], end: number, maxSize = this.#opts.maxBatchSize, maxBatchTokens = this.#opts.maxBatchTokens): Entry<I, O>[] {
     let batch: Entry<I, O>[];
     if (live.length <= maxSize && paddedCost(live) <= maxBatchTokens) {
       batch = live;
@@ -416,13 +445,15 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     return batch;
   }
 
-  #dispatch(batch: Entry<I, O>[]): void {
+  #dispatch(batch: Entry<I, O>[], tenant: string, priority: boolean): void {
     for (const e of batch) {
       e.call.queued--;
       this.#countQueued(e.call.tenant, -1);
     }
     this.#queued -= batch.length;
     this.#inFlight++;
+    if (priority) this.#priorityInFlight++;
+    else this.#inFlightBy.set(tenant, (this.#inFlightBy.get(tenant) ?? 0) + 1);
     this.#inFlightTexts += batch.length;
     this.#stats.batches++;
     this.#stats.texts += batch.length;
@@ -430,9 +461,16 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     let left = parts.length;
     const outcome = { failed: false }; // a batch counts as failed once, however many of its parts fail
     for (const part of parts) {
-      this.#runPart(part, outcome, () => {
+      this.#runPart(part, priority, outcome, () => {
         if (--left > 0) return;
         this.#inFlight--;
+        if (priority) {
+          this.#priorityInFlight--;
+        } else {
+          const n = this.#inFlightBy.get(tenant)! - 1;
+          if (n > 0) this.#inFlightBy.set(tenant, n);
+          else this.#inFlightBy.delete(tenant);
+        }
         this.#inFlightTexts -= batch.length;
         this.#schedule();
         this.#notifyIdle();
@@ -462,10 +500,10 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     return parts;
   }
 
-  #runPart(part: Entry<I, O>[], outcome: { failed: boolean }, done: () => void): void {
+  #runPart(part: Entry<I, O>[], priority: boolean, outcome: { failed: boolean }, done: () => void): void {
     let running: Promise<O[]>;
     try {
-      running = this.#run(part.map((e) => e.item));
+      running = this.#run(part.map((e) => e.item), priority);
     } catch (err) {
       running = Promise.reject(err);
     }
@@ -625,7 +663,7 @@ export class PassThrough<I, O> implements Dispatcher<I, O> {
     this.#stats.batches++;
     this.#stats.texts += items.length;
     try {
-      return await this.#run(items);
+      return await this.#run(items, false);
     } catch (err) {
       this.#stats.failedBatches++;
       throw err;

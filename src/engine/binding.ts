@@ -92,7 +92,8 @@ export interface NativeInfo {
 
 interface RawBinding {
   load(options: NativeLoadOptions): Promise<NativeHandle>;
-  run(handle: NativeHandle, batch: readonly string[] | NativeTokens): Promise<NativeRunResult>;
+  /** `priority`: taken before queued jobs and before started jobs' remaining sub-batches. */
+  run(handle: NativeHandle, batch: readonly string[] | NativeTokens, priority?: boolean): Promise<NativeRunResult>;
   tokenize(handle: NativeHandle, texts: readonly string[]): Promise<NativeTokens>;
   info(handle: NativeHandle): NativeInfo;
   dispose(handle: NativeHandle): Promise<void>;
@@ -138,7 +139,7 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 /** The addon, typed, with errors translated. Async functions never throw synchronously. */
 export const native: NativeBinding = {
   load: (options) => call(() => loadRaw().load(options)),
-  run: (handle, batch) => call(() => loadRaw().run(handle, batch)),
+  run: (handle, batch, priority) => call(() => loadRaw().run(handle, batch, priority)),
   tokenize: (handle, texts) => call(() => loadRaw().tokenize(handle, texts)),
   info: (handle) => {
     try {

@@ -239,9 +239,9 @@ class NativeEngine implements Engine {
       },
     });
     const onBatch = opts.onBatch;
-    const run = (texts: string[]): Promise<TextScores[]> => {
+    const run = (texts: string[], priority: boolean): Promise<TextScores[]> => {
       const started = performance.now();
-      return native.run(handle, texts).then((r) => {
+      return native.run(handle, texts, priority).then((r) => {
         try {
           onBatch?.({ texts: texts.length, ms: performance.now() - started });
         } catch (err) {

@@ -10,6 +10,7 @@ import { FakeClock, settleMicrotasks } from './fake-clock.js';
 /** Items are strings; their cost is their length; the output of an item is its upper-case form. */
 interface Run {
   items: string[];
+  priority: boolean;
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -18,9 +19,9 @@ function setup(over: Partial<BatcherOptions<string>> = {}) {
   const clock = new FakeClock();
   const runs: Run[] = [];
   const batcher = new MicroBatcher<string, string>(
-    (items) =>
+    (items, priority) =>
       new Promise<string[]>((resolve, reject) => {
-        runs.push({ items, resolve: () => resolve(items.map((s) => s.toUpperCase())), reject });
+        runs.push({ items, priority, resolve: () => resolve(items.map((s) => s.toUpperCase())), reject });
       }),
     {
       maxBatchSize: 4,
@@ -199,7 +200,7 @@ describe('MicroBatcher', () => {
     expect(runs.map((r) => r.items)).toEqual([['a'], ['b', 'c']]);
   });
 
-  it('sends an urgent call at once while a batch runs, taking the waiting texts along', async () => {
+  it('sends an urgent call at once while a batch runs, as priority, without texts of a tenant in flight', async () => {
     const { clock, runs, batcher } = setup({ maxBatchesInFlight: 2 });
     void batcher.submit(['a']);
     await clock.flush();
@@ -208,7 +209,8 @@ describe('MicroBatcher', () => {
     expect(runs).toHaveLength(1); // b waits for company
     const u = track(batcher.submit(['u'], { urgent: true }));
     await clock.flush();
-    expect(runs.map((r) => r.items)).toEqual([['a'], ['u', 'b']]);
+    expect(runs.map((r) => r.items)).toEqual([['a'], ['u']]); // b's tenant has a batch in flight: b waits on
+    expect(runs[1]!.priority).toBe(true);
     expect(clock.now()).toBe(1); // no maxWaitMs wait
     runs[1]!.resolve();
     await clock.flush();
@@ -233,12 +235,12 @@ describe('MicroBatcher', () => {
     void batcher.submit(['u1'], { urgent: true });
     void batcher.submit(['u2'], { urgent: true });
     await clock.flush();
+    expect(runs[1]!.items).toEqual(['u1']); // at once, in the priority lane (one text: an eighth of a batch)
     await finish(0);
-    expect(runs[1]!.items).toEqual(['u1', 'u2']);
+    expect(runs[2]!.items).toEqual(['d', 'u2']); // next in line, in the slot a left, with a text of its length
     await finish(1);
-    expect(runs[2]!.items).toEqual(['b', 'c']);
     await finish(2);
-    expect(runs[3]!.items).toEqual(['d']);
+    expect(runs[3]!.items).toEqual(['b', 'c']);
   });
 
   it('does not let an aborted urgent call hold up the queue', async () => {
@@ -252,8 +254,10 @@ describe('MicroBatcher', () => {
     void batcher.submit(['u2'], { urgent: true });
     await clock.flush();
     expect(gone.error).toBeInstanceOf(EngineAbortedError);
+    expect(runs[1]!.items).toEqual(['u2']); // at once, as priority, beyond the one batch in flight
     await finish(0);
-    expect(runs[1]!.items).toEqual(['u2', 'b']);
+    await finish(1);
+    expect(runs[2]!.items).toEqual(['b']);
   });
 
   it('closes a waiting batch at once when it fills', async () => {
@@ -301,6 +305,40 @@ describe('MicroBatcher', () => {
       await clock.flush();
     }
     expect(bulk.value).toHaveLength(16);
+  });
+
+  it("sends another tenant's turn as priority, one batch beyond maxBatchesInFlight; a lone tenant's never", async () => {
+    const { clock, runs, batcher, finish } = setup();
+    void batcher.submit(Array.from({ length: 16 }, (_, i) => `a${String.fromCharCode(97 + i)}`), { tenant: 'A' });
+    await clock.flush();
+    expect(runs.map((r) => r.priority)).toEqual([false, false]); // A's two batches fill the in-flight slots
+    void batcher.submit(['bb'], { tenant: 'B' });
+    await clock.flush();
+    expect(runs).toHaveLength(3);
+    expect(runs[2]!.items).toContain('bb');
+    expect(runs[2]!.priority).toBe(true);
+    void batcher.submit(['cc'], { tenant: 'C' });
+    await clock.flush();
+    expect(runs).toHaveLength(3); // the extra slot holds one priority batch at a time
+    await finish(2);
+    expect(runs[3]!.items).toContain('cc');
+    expect(runs[3]!.priority).toBe(true);
+    await finish(0);
+    await finish(3);
+    await clock.advance(2); // A's last two texts wait maxWaitMs for company
+    expect(runs[4]!.priority).toBe(false); // A's turn again: a tenant with a batch in flight
+  });
+
+  it('sends an urgent call as priority beyond the in-flight limit', async () => {
+    const { clock, runs, batcher } = setup();
+    for (let i = 0; i < 12; i++) void batcher.submit([`t${i}`]);
+    await clock.flush();
+    expect(runs).toHaveLength(2);
+    void batcher.submit(['u'], { urgent: true });
+    await clock.flush();
+    expect(runs).toHaveLength(3);
+    expect(runs[2]!.items[0]).toBe('u');
+    expect(runs[2]!.priority).toBe(true);
   });
 
   it('interleaves two bulk tenants batch by batch, each in its own order', async () => {

@@ -159,6 +159,23 @@ describe('lifecycle', () => {
     expect(native.info(h).disposed).toBe(true);
   });
 
+  it('takes a priority run before the runs queued ahead of it, and before the rest of the one running', async () => {
+    const h: NativeHandle = await loadNative({ warmup: false, threads: 2, intraOpThreads: 1 });
+    try {
+      const started = performance.now();
+      const doneAt = (p: Promise<unknown>) => p.then(() => performance.now() - started);
+      const bulk = texts.slice(0, 512);
+      const plain = [doneAt(native.run(h, bulk)), doneAt(native.run(h, bulk)), doneAt(native.run(h, bulk))];
+      const urgent = doneAt(native.run(h, ['I am so happy today'], true));
+      const [t1, t2, t3, tu] = await Promise.all([...plain, urgent]);
+      // First come, first served answered it last; now it waits at most for the runs in progress.
+      expect(tu).toBeLessThan(Math.min(t1!, t2!, t3!));
+      await expect(native.run(h, ['x'], 'yes' as unknown as boolean)).rejects.toBeInstanceOf(EngineInputError);
+    } finally {
+      await native.dispose(h);
+    }
+  });
+
   it('rejects a foreign value as a handle', async () => {
     await expect(native.run({} as NativeHandle, ['x'])).rejects.toBeInstanceOf(EngineInputError);
     await expect(native.load({} as never)).rejects.toBeInstanceOf(EngineInputError);
