@@ -162,6 +162,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   /** Batches in flight, not as priority, by the tenant of their first text; and priority ones (0 or 1). */
   readonly #inFlightBy = new Map<string, number>();
   #priorityInFlight = 0;
+  /** Normal batches in flight larger than a lane batch: what the priority lane overtakes. */
+  #bulkInFlight = 0;
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
@@ -351,18 +353,20 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   #pump(): void {
     const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight, splitMin } = this.#opts;
+    const laneTexts = Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE));
     while (!this.#closed) {
       const { live, end } = this.#window();
       const first = live[0];
       if (!first) break;
-      // The priority lane: while batches are in flight, a small batch led by an urgent text, or by a
-      // tenant with no other batch in flight (another tenant's turn in fair order, a light tenant beside
-      // a bulk one), goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it before
-      // the work it holds, so it waits for the runs in progress, not for the batches queued there. It holds
-      // only such texts, at most PRIORITY_SHARE of a batch (a bulk tenant's long texts would make it as slow
-      // as what it overtakes). A lone tenant's batches never qualify, urgent ones aside.
-      const entitled = (e: Entry<I, O>) => e.urgent || !this.#inFlightBy.has(e.call.tenant);
-      const priority = this.#inFlight > 0 && this.#priorityInFlight === 0 && entitled(first);
+      // The priority lane: while a bulk batch (larger than a lane batch) is in flight, a lane batch led by
+      // an urgent text or by a light tenant (no batch of its own in flight, and no more texts waiting than
+      // a lane batch holds) goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it
+      // before the work it holds, so it waits for the runs in progress, not for the bulk batches queued
+      // there. It holds only such texts, at most PRIORITY_SHARE of a batch. A tenant with more waiting
+      // goes by fair order in normal batches, and a lone tenant's batches never qualify, urgent ones aside.
+      const entitled = (e: Entry<I, O>) =>
+        e.urgent || (!this.#inFlightBy.has(e.call.tenant) && (this.#queuedBy.get(e.call.tenant) ?? 0) <= laneTexts);
+      const priority = this.#bulkInFlight > 0 && this.#priorityInFlight === 0 && entitled(first);
       if (!priority && this.#inFlight - this.#priorityInFlight >= maxBatchesInFlight) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
       if (!full && this.#inFlight > 0 && !first.urgent) {
@@ -384,14 +388,13 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         continue;
       }
       if (priority) {
-        const lane = live.filter(entitled);
-        this.#dispatch(this.#take(lane, end, Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)), maxBatchTokens * PRIORITY_SHARE), first.call.tenant, true);
+        this.#dispatch(this.#take(live.filter(entitled), end, laneTexts, maxBatchTokens * PRIORITY_SHARE), first.call.tenant, true);
         continue;
       }
-      // The lane is busy and the first text in line is entitled to it: it waits for the lane (a few
+      // The lane is busy and the first text in line is a light tenant's: it waits for the lane (a few
       // milliseconds) rather than ride in a normal batch, which a bulk tenant's texts would fill.
       let pool = live;
-      if (this.#priorityInFlight > 0 && !first.urgent && entitled(first)) {
+      if (this.#priorityInFlight > 0 && this.#bulkInFlight > 0 && !first.urgent && entitled(first)) {
         const others = live.filter((e) => !entitled(e));
         if (others.length > 0) pool = others;
       }
@@ -452,12 +455,17 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     }
     this.#queued -= batch.length;
     this.#inFlight++;
+    const { maxBatchSize, maxBatchTokens } = this.#opts;
+    const bulk = !priority && (batch.length > Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)) || paddedCost(batch) > maxBatchTokens * PRIORITY_SHARE);
     if (priority) this.#priorityInFlight++;
     else this.#inFlightBy.set(tenant, (this.#inFlightBy.get(tenant) ?? 0) + 1);
+    if (bulk) this.#bulkInFlight++;
     this.#inFlightTexts += batch.length;
     this.#stats.batches++;
     this.#stats.texts += batch.length;
-    const parts = this.#parts(batch);
+    // A lane batch goes as one engine run: the addon takes priority runs before anything else, so a
+    // lane batch in parts would hold back the runs it overtakes once per part.
+    const parts = priority ? [batch] : this.#parts(batch);
     let left = parts.length;
     const outcome = { failed: false }; // a batch counts as failed once, however many of its parts fail
     for (const part of parts) {
@@ -471,6 +479,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
           if (n > 0) this.#inFlightBy.set(tenant, n);
           else this.#inFlightBy.delete(tenant);
         }
+        if (bulk) this.#bulkInFlight--;
         this.#inFlightTexts -= batch.length;
         this.#schedule();
         this.#notifyIdle();
