@@ -162,7 +162,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   /** Batches in flight, not as priority, by the tenant of their first text; and priority ones (0 or 1). */
   readonly #inFlightBy = new Map<string, number>();
   #priorityInFlight = 0;
-  /** Normal batches in flight larger than a lane batch: what the priority lane overtakes. */
+  /** Normal batches in flight that are bulk (see #dispatch): what the priority lane overtakes. */
   #bulkInFlight = 0;
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
@@ -456,7 +456,9 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#queued -= batch.length;
     this.#inFlight++;
     const { maxBatchSize, maxBatchTokens } = this.#opts;
-    const bulk = !priority && (batch.length > Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)) || paddedCost(batch) > maxBatchTokens * PRIORITY_SHARE);
+    // Bulk: more texts than a lane batch holds, or over half the token budget. Batches of 64 one-text
+    // callers (about 20 texts, mostly short) are not, so many light tenants alone never use the lane.
+    const bulk = !priority && (batch.length > Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)) || paddedCost(batch) > maxBatchTokens / 2);
     if (priority) this.#priorityInFlight++;
     else this.#inFlightBy.set(tenant, (this.#inFlightBy.get(tenant) ?? 0) + 1);
     if (bulk) this.#bulkInFlight++;
