@@ -358,7 +358,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       const { live, end } = this.#window();
       const first = live[0];
       if (!first) break;
-      // The priority lane: while a bulk batch (larger than a lane batch) is in flight, a lane batch led by
+      // The priority lane: while a bulk batch (see #dispatch) is in flight, a lane batch led by
       // an urgent text or by a light tenant (no batch of its own in flight, and no more texts waiting than
       // a lane batch holds) goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it
       // before the work it holds, so it waits for the runs in progress, not for the bulk batches queued
@@ -369,7 +369,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       const priority = this.#bulkInFlight > 0 && this.#priorityInFlight === 0 && entitled(first);
       if (!priority && this.#inFlight - this.#priorityInFlight >= maxBatchesInFlight) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
-      if (!full && this.#inFlight > 0 && !first.urgent) {
+      // (A lane batch does not wait for company either: it is small, and its point is to go first.)
+      if (!full && this.#inFlight > 0 && !first.urgent && !priority) {
         const due = first.enqueuedAt + maxWaitMs;
         if (this.#clock.now() < due) {
           this.#armTimer(due);
