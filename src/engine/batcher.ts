@@ -466,8 +466,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#inFlightTexts += batch.length;
     this.#stats.batches++;
     this.#stats.texts += batch.length;
-    // A lane batch goes as one engine run: the addon takes priority runs before anything else, so a
-    // lane batch in parts would hold back the runs it overtakes once per part.
+    // A lane batch goes as one addon job, not in parts: the addon takes priority jobs before anything
+    // else, so a lane batch in parts would hold back the work it overtakes once per part.
     const parts = priority ? [batch] : this.#parts(batch);
     let left = parts.length;
     const outcome = { failed: false }; // a batch counts as failed once, however many of its parts fail
