@@ -164,11 +164,16 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #priorityInFlight = 0;
   /** Normal batches in flight that are bulk (see #dispatch): what the priority lane overtakes. */
   #bulkInFlight = 0;
+  /** A lane batch's most texts and padded tokens (PRIORITY_SHARE of a batch). */
+  readonly #laneTexts: number;
+  readonly #laneTokens: number;
 
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
     this.#clock = opts.clock ?? systemClock;
     this.#opts = { lookahead: 4, splitMin: 8, streamChunk: 0, fair: true, ...opts };
+    this.#laneTexts = Math.max(1, Math.floor(this.#opts.maxBatchSize * PRIORITY_SHARE));
+    this.#laneTokens = this.#opts.maxBatchTokens * PRIORITY_SHARE;
     for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead', 'splitMin'] as const) {
       const v = this.#opts[key];
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`${key} must be a positive integer, got ${v}`);
@@ -311,14 +316,17 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   /** A tenant with no text waiting holds no tag: whatever of its calls left unrun charges it nothing. */
   #countQueued(tenant: string, delta: number): void {
-    const n = (this.#queuedBy.get(tenant) ?? 0) + delta;
-    if (n > 0) {
-      this.#queuedBy.set(tenant, n);
-    } else {
-      this.#queuedBy.delete(tenant);
-      this.#finish.delete(tenant);
-      if (this.#queuedBy.size === 0) this.#virtual = 0; // nothing waits: tags start from 0 again
-    }
+    if (addCount(this.#queuedBy, tenant, delta) > 0) return;
+    this.#finish.delete(tenant);
+    if (this.#queuedBy.size === 0) this.#virtual = 0; // nothing waits: tags start from 0 again
+  }
+
+  /**
+   * Whether a text may go in the priority lane: an urgent one, or a light tenant's (no batch of its own
+   * in flight, and no more texts waiting than a lane batch holds).
+   */
+  #entitled(e: Entry<I, O>): boolean {
+    return e.urgent || (!this.#inFlightBy.has(e.call.tenant) && (this.#queuedBy.get(e.call.tenant) ?? 0) <= this.#laneTexts);
   }
 
   #abort(call: Call<O>): void {
@@ -353,19 +361,16 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   #pump(): void {
     const { maxBatchSize, maxBatchTokens, maxWaitMs, maxBatchesInFlight, splitMin } = this.#opts;
-    const laneTexts = Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE));
+    const entitled = (e: Entry<I, O>) => this.#entitled(e);
     while (!this.#closed) {
       const { live, end } = this.#window();
       const first = live[0];
       if (!first) break;
-      // The priority lane: while a bulk batch (see #dispatch) is in flight, a lane batch led by
-      // an urgent text or by a light tenant (no batch of its own in flight, and no more texts waiting than
-      // a lane batch holds) goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it
+      // The priority lane: while a bulk batch (see #dispatch) is in flight, a lane batch led by an entitled
+      // text (#entitled) goes as priority, one at a time, beyond maxBatchesInFlight: the addon takes it
       // before the work it holds, so it waits for the runs in progress, not for the bulk batches queued
       // there. It holds only such texts, at most PRIORITY_SHARE of a batch. A tenant with more waiting
       // goes by fair order in normal batches, and a lone tenant's batches never qualify, urgent ones aside.
-      const entitled = (e: Entry<I, O>) =>
-        e.urgent || (!this.#inFlightBy.has(e.call.tenant) && (this.#queuedBy.get(e.call.tenant) ?? 0) <= laneTexts);
       const priority = this.#bulkInFlight > 0 && this.#priorityInFlight === 0 && entitled(first);
       if (!priority && this.#inFlight - this.#priorityInFlight >= maxBatchesInFlight) break;
       const full = live.length >= maxBatchSize || paddedCost(live) >= maxBatchTokens;
@@ -389,7 +394,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
         continue;
       }
       if (priority) {
-        this.#dispatch(this.#take(live.filter(entitled), end, laneTexts, maxBatchTokens * PRIORITY_SHARE), first.call.tenant, true);
+        this.#dispatch(this.#take(live.filter(entitled), end, this.#laneTexts, this.#laneTokens), first.call.tenant, true);
         continue;
       }
       // The lane is busy and the first text in line is a light tenant's: it waits for the lane (a few
@@ -456,12 +461,11 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     }
     this.#queued -= batch.length;
     this.#inFlight++;
-    const { maxBatchSize, maxBatchTokens } = this.#opts;
     // Bulk: more texts than a lane batch holds, or over half the token budget. Batches of 64 one-text
     // callers (about 20 texts, mostly short) are not, so many light tenants alone never use the lane.
-    const bulk = !priority && (batch.length > Math.max(1, Math.floor(maxBatchSize * PRIORITY_SHARE)) || paddedCost(batch) > maxBatchTokens / 2);
+    const bulk = !priority && (batch.length > this.#laneTexts || paddedCost(batch) > this.#opts.maxBatchTokens / 2);
     if (priority) this.#priorityInFlight++;
-    else this.#inFlightBy.set(tenant, (this.#inFlightBy.get(tenant) ?? 0) + 1);
+    else addCount(this.#inFlightBy, tenant, 1);
     if (bulk) this.#bulkInFlight++;
     this.#inFlightTexts += batch.length;
     this.#stats.batches++;
@@ -475,13 +479,8 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
       this.#runPart(part, priority, outcome, () => {
         if (--left > 0) return;
         this.#inFlight--;
-        if (priority) {
-          this.#priorityInFlight--;
-        } else {
-          const n = this.#inFlightBy.get(tenant)! - 1;
-          if (n > 0) this.#inFlightBy.set(tenant, n);
-          else this.#inFlightBy.delete(tenant);
-        }
+        if (priority) this.#priorityInFlight--;
+        else addCount(this.#inFlightBy, tenant, -1);
         if (bulk) this.#bulkInFlight--;
         this.#inFlightTexts -= batch.length;
         this.#schedule();
@@ -566,6 +565,14 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+/** Adds `delta` to `key`'s count and returns it; a count that reaches 0 leaves the map. */
+function addCount(counts: Map<string, number>, key: string, delta: number): number {
+  const n = (counts.get(key) ?? 0) + delta;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+  return n;
 }
 
 /** `entries` inserted into `q` at `at`: in place for a few, else by copying (spreading some 200,000 entries as arguments overflowed the stack). */
