@@ -7,11 +7,21 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OTHER_KEY, startTestServer } from '../helpers/server.js';
 import { testEngine } from '../helpers/engine.js';
+import type { AnalysisEngine } from '../../src/app.js';
 
 const sentences = readFileSync('../shared/data/dair-ai-emotion/val.txt', 'utf8').split('\n').filter(Boolean).map((l) => l.split(';')[0]!);
 /** Texts of some 100 words: each costs the engine about a full 128-token row. */
 const longText = (i: number) => Array.from({ length: 5 }, (_, k) => sentences[(i * 5 + k) % sentences.length]).join(' and ');
 const bulk = (offset: number) => JSON.stringify({ messages: Array.from({ length: 1024 }, (_, i) => ({ content: { text: longText(offset + i) } })) });
+
+/** Resolves once the engine's queue holds `n` texts (the bulk requests read and queued). */
+async function queued(engine: AnalysisEngine, n: number): Promise<void> {
+  const deadline = performance.now() + 20_000;
+  while ((engine.stats?.().queuedTexts ?? 0) < n) {
+    if (performance.now() > deadline) throw new Error(`the bulk requests never queued ${n} texts`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
 
 describe('tenant fairness', () => {
   it("answers another key's single text while one key's 2,048 texts are still queued and running", async () => {
@@ -23,11 +33,7 @@ describe('tenant fairness', () => {
       const a1 = finished(s.post('/v2/emotions/batch-analysis', bulk(0)));
       const a2 = finished(s.post('/v2/emotions/batch-analysis', bulk(1024)));
       // Wait until A's texts are queued behind the engine, then send B's.
-      const deadline = performance.now() + 20_000;
-      while ((engine.stats?.().queuedTexts ?? 0) < 512) {
-        if (performance.now() > deadline) throw new Error('the bulk requests never queued 512 texts');
-        await new Promise((r) => setTimeout(r, 2));
-      }
+      await queued(engine, 512);
       const queuedAhead = engine.stats!().queuedTexts;
       const bSent = performance.now() - started;
       const b = await finished(s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'I am so happy today' } }] }, { 'x-api-key': OTHER_KEY }));
@@ -53,11 +59,7 @@ describe('tenant fairness', () => {
     try {
       const started = performance.now();
       const a = s.post('/v2/emotions/batch-analysis', bulk(0)).then((r) => ({ status: r.status, at: performance.now() - started }));
-      const deadline = performance.now() + 20_000;
-      while ((engine.stats?.().queuedTexts ?? 0) < 512) {
-        if (performance.now() > deadline) throw new Error('the bulk request never queued 512 texts');
-        await new Promise((r) => setTimeout(r, 2));
-      }
+      await queued(engine, 512);
       // The same key's next bulk request finds the queue full; the other key, with nothing queued, gets in.
       const more = await s.post('/v2/emotions/batch-analysis', bulk(1024));
       expect(more.status).toBe(503);
