@@ -1,13 +1,17 @@
 /**
- * `npm run bench:tenants -- [--rounds 3] [--seconds 8] [--bulk-connections 4] [--bulk-texts 256] [--rate 50] [--quick]`:
- * two API keys share one Sentio. Key A sends batches of long texts (about 100 words each) at
- * --bulk-connections; key B, at the same time, sends one short text a request at --rate requests/s,
- * paced (so that its latency is measured at a set load, and a faster answer does not buy it more of
- * the machine), as an interactive client would. Two servers run side by side, loaded in turn round after round: the engine
- * queue's fair order between keys (the default) and first come, first served (SENTIO_BATCH_FAIR=0, the
- * baseline). Printed per server: B's latency p50/p99 and requests/s, A's texts/s, and B alone (no bulk
- * load) for reference; then the ratios, FIFO's p99 over fair's and fair's bulk texts/s over FIFO's.
- * Results: bench/results/tenants-<time>.json, then one JSON line on stdout.
+ * `npm run bench:tenants -- [--rounds 3] [--seconds 8] [--bulk-connections 4] [--bulk-texts 256] [--rate 50]
+ * [--light-keys 1] [--baseline fifo|no-lane|<json env>] [--quick]`:
+ * API keys share one Sentio. Key A sends batches of long texts (about 100 words each) at
+ * --bulk-connections; "key B", at the same time, sends one short text a request at --rate requests/s in
+ * all, from --light-keys keys in turn (many light tenants, each with rate ÷ N), paced (so that its
+ * latency is measured at a set load, and a faster answer does not buy it more of the machine), as an
+ * interactive client would. Two servers run side by side, loaded in turn round after round: the
+ * defaults (fair order between keys and the priority lane) and a baseline, first come, first served
+ * (`fifo`: SENTIO_BATCH_FAIR=0), fair order without the lane (`no-lane`: SENTIO_BATCH_LANE=0), or the
+ * defaults with the environment given as JSON (e.g. '{"SENTIO_RUN_MAX_TOKENS":"0"}').
+ * Printed per server: B's latency p50/p99 and requests/s, A's texts/s, and B alone (no bulk load) for
+ * reference; then the ratios, the baseline's p99 over the default's and the default's bulk texts/s over
+ * the baseline's. Results: bench/results/tenants-<time>.json, then one JSON line on stdout.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,7 +27,8 @@ const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '8' },
     'bulk-connections': { type: 'string', default: '4' }, 'bulk-texts': { type: 'string', default: '256' },
-    rate: { type: 'string', default: '50' },
+    rate: { type: 'string', default: '50' }, 'light-keys': { type: 'string', default: '1' },
+    baseline: { type: 'string', default: 'fifo' },
     quick: { type: 'boolean', default: false },
   },
 });
@@ -33,9 +38,20 @@ const seconds = quick ? 5 : Number(args.seconds);
 const bulkConnections = Number(args['bulk-connections']);
 const bulkTexts = Number(args['bulk-texts']);
 const BULK_KEY = 'sentio_bench_bulk_key';
-const INTERACTIVE_KEY = 'sentio_bench_interactive_key';
-const INTERACTIVE_CONNECTIONS = 16;
+const lightKeys = Number(args['light-keys']);
+if (!Number.isInteger(lightKeys) || lightKeys < 1) throw new Error('--light-keys takes a whole number ≥ 1');
+const INTERACTIVE_KEYS = Array.from({ length: lightKeys }, (_, i) => `sentio_bench_interactive_key_${i}`);
+let keyTurn = 0;
+const BASELINES: Record<string, Record<string, string>> = { fifo: { SENTIO_BATCH_FAIR: '0' }, 'no-lane': { SENTIO_BATCH_LANE: '0' } };
+const baseline = args.baseline!.startsWith('{') ? 'baseline' : args.baseline!;
+const baselineEnv = BASELINES[baseline] ?? (baseline === 'baseline' ? JSON.parse(args.baseline!) as Record<string, string> : {});
+if (!(baseline in BASELINES) && baseline !== 'baseline') {
+  throw new Error(`--baseline takes ${Object.keys(BASELINES).join(', ')} or a JSON object of environment variables`);
+}
 const interactiveRate = Number(args.rate);
+// Enough connections for B's requests at 125 ms each: a paced request that finds none free waits in
+// this process, and that wait (counted in its latency) would grow without bound.
+const INTERACTIVE_CONNECTIONS = Math.max(16, Math.ceil(interactiveRate / 8));
 
 const texts = benchTexts();
 let cursor = 0;
@@ -48,7 +64,8 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 const interactive = (child: Child, durationS: number) => runLoad({
   name: 'interactive', url: `http://127.0.0.1:${child.port}`, connections: INTERACTIVE_CONNECTIONS, durationS,
-  path: '/v2/emotions/analysis', body: oneBody, headers: { 'x-api-key': INTERACTIVE_KEY }, overallRate: interactiveRate,
+  path: '/v2/emotions/analysis', body: oneBody, overallRate: interactiveRate,
+  varyingHeaders: () => ({ 'x-api-key': INTERACTIVE_KEYS[keyTurn++ % lightKeys]! }),
 });
 const bulk = (child: Child, durationS: number) => runLoad({
   name: 'bulk', url: `http://127.0.0.1:${child.port}`, connections: bulkConnections, durationS,
@@ -60,13 +77,13 @@ interface Round { interactive: LoadResult; bulk: LoadResult }
 async function main(): Promise<void> {
   const servers: { name: string; env: Record<string, string>; child?: Child; rounds: Round[]; alone?: LoadResult }[] = [
     { name: 'fair', env: {}, rounds: [] },
-    { name: 'fifo', env: { SENTIO_BATCH_FAIR: '0' }, rounds: [] },
+    { name: baseline, env: baselineEnv, rounds: [] },
   ];
   try {
     for (const s of servers) {
       const port = await freePort();
       s.child = await startChild('dist/src/main.js', [], {
-        SENTIO_PORT: String(port), SENTIO_API_KEYS: `${BULK_KEY},${INTERACTIVE_KEY}`, SENTIO_RATE_LIMIT_RPM: '1000000000', ...s.env,
+        SENTIO_PORT: String(port), SENTIO_API_KEYS: [BULK_KEY, ...INTERACTIVE_KEYS].join(','), SENTIO_RATE_LIMIT_RPM: '1000000000', ...s.env,
       }, '"sentio listening"');
     }
     for (const s of servers) {
@@ -92,25 +109,26 @@ async function main(): Promise<void> {
       alone_p50_ms: s.alone!.latencyMs.p50, alone_p99_ms: s.alone!.latencyMs.p99,
     }]));
     const fair = summary['fair']!;
-    const fifo = summary['fifo']!;
+    const base = summary[baseline]!;
     const ratios = {
-      interactive_p99_fifo_over_fair: round(fifo.interactive_p99_ms / fair.interactive_p99_ms, 2),
-      interactive_p50_fifo_over_fair: round(fifo.interactive_p50_ms / fair.interactive_p50_ms, 2),
-      bulk_texts_fair_over_fifo: round(fair.bulk_texts_per_s / fifo.bulk_texts_per_s, 3),
+      interactive_p99_baseline_over_fair: round(base.interactive_p99_ms / fair.interactive_p99_ms, 2),
+      interactive_p50_baseline_over_fair: round(base.interactive_p50_ms / fair.interactive_p50_ms, 2),
+      bulk_texts_fair_over_baseline: round(fair.bulk_texts_per_s / base.bulk_texts_per_s, 3),
     };
-    log(`key B (one text a request, ${interactiveRate}/s paced) beside key A (${bulkTexts} long texts a request, ${bulkConnections} connections):`);
+    log(`key B (one text a request, ${interactiveRate}/s paced${lightKeys > 1 ? ` over ${lightKeys} keys` : ''}) beside key A (${bulkTexts} long texts a request, ${bulkConnections} connections):`);
     for (const [name, x] of Object.entries(summary)) {
-      log(`  ${name.padEnd(5)} B p50 ${x.interactive_p50_ms} ms, p99 ${x.interactive_p99_ms} ms, ${x.interactive_rps} req/s; A ${x.bulk_texts_per_s} texts/s; B alone p50 ${x.alone_p50_ms} ms${x.failed ? `; FAILED ${x.failed}` : ''}`);
+      log(`  ${name.padEnd(7)} B p50 ${x.interactive_p50_ms} ms, p99 ${x.interactive_p99_ms} ms, ${x.interactive_rps} req/s; A ${x.bulk_texts_per_s} texts/s; B alone p50 ${x.alone_p50_ms} ms${x.failed ? `; FAILED ${x.failed}` : ''}`);
     }
-    log(`ratios: B's p99 FIFO/fair ${ratios.interactive_p99_fifo_over_fair}, p50 ${ratios.interactive_p50_fifo_over_fair}; A's texts/s fair/FIFO ${ratios.bulk_texts_fair_over_fifo}`);
+    log(`ratios: B's p99 ${baseline}/fair ${ratios.interactive_p99_baseline_over_fair}, p50 ${ratios.interactive_p50_baseline_over_fair}; `
+      + `A's texts/s fair/${baseline} ${ratios.bulk_texts_fair_over_baseline}`);
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, quick };
-    const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveRate, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
+    const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveRate, lightKeys, baseline, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
       raw: servers.map((s) => ({ name: s.name, env: s.env, alone: s.alone, rounds: s.rounds })) };
     mkdirSync('bench/results', { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     writeFileSync(`bench/results/tenants-${stamp}.json`, `${JSON.stringify(result, null, 2)}\n`);
     log(`results: bench/results/tenants-${stamp}.json`);
-    process.stdout.write(`${JSON.stringify({ ...summary, ...ratios })}\n`);
+    process.stdout.write(`${JSON.stringify({ baseline, ...summary, ...ratios })}\n`);
   } finally {
     for (const s of servers) await s.child?.stop();
   }

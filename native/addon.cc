@@ -143,6 +143,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   config.session.allow_spinning = ReadBool(env, options, "allowSpinning", false);
   config.warmup = ReadBool(env, options, "warmup", true);
   config.max_run_texts = ReadInt(env, options, "maxRunTexts", 256, 1, 1 << 16);
+  config.max_run_tokens = ReadInt(env, options, "maxRunTokens", 0, 0, 1 << 24);
   config.thread_nice = ReadInt(env, options, "threadNice", 0, 0, 19);
   config.threads = ReadInt(env, options, "threads", 1, 1, 256);
   config.steer_wakeups = ReadBool(env, options, "steerWakeups", true);

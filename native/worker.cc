@@ -389,7 +389,9 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   // the other branches skip padding inside the graph). So a batch is sorted by length and cut into runs
   // that minimise kRunCost + rows x longest summed over the runs (kRunCost = 240 / 4.2 in token-rows;
   // docs/engine.md, Padding), each run at most `cap` texts: small enough that every engine thread gets
-  // a share of a large batch unless other jobs wait. Each run is a task any engine thread may take.
+  // a share of a large batch unless other jobs wait, and at most max_run_tokens padded tokens where one
+  // text allows: a priority job waits for the runs in progress (docs/engine.md, The priority lane).
+  // Each run is a task any engine thread may take.
   // On CUDA a run costs about the same whatever its size (launch overhead per node, docs/gpu.md) and
   // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
   // different batches instead of sharing one.
@@ -430,10 +432,13 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   // best[j]: the least cost of the j shortest texts' runs; start[j]: where the last of those runs starts.
   std::vector<int64_t> best(total + 1, 0);
   std::vector<size_t> start(total + 1, 0);
+  const int64_t max_tokens = config_.max_run_tokens > 0 ? config_.max_run_tokens : INT64_MAX;
   for (size_t j = 1; j <= total; ++j) {
     const int64_t longest = lengths[job.order[j - 1]];
+    const size_t rows =
+        static_cast<size_t>(std::max<int64_t>(1, std::min<int64_t>(max_tokens / longest, static_cast<int64_t>(cap))));
     best[j] = INT64_MAX;
-    for (size_t i = j > cap ? j - cap : 0; i < j; ++i) {
+    for (size_t i = j > rows ? j - rows : 0; i < j; ++i) {
       const int64_t cost = best[i] + kRunCost + static_cast<int64_t>(j - i) * longest;
       if (cost < best[j]) {
         best[j] = cost;

@@ -39,6 +39,9 @@ struct WorkerConfig {
   TokenizerTables tokenizer;
   bool warmup = true;
   int32_t max_run_texts = 256;  // larger requests are split into runs of at most this many texts
+  // On CPU, a run's padded tokens (texts x its longest) at most this many where a text allows (0: no
+  // bound): a priority job waits for the runs in progress, so their length bounds its wait.
+  int32_t max_run_tokens = 0;
   // Added to the nice value of the engine thread, and so of ONNX Runtime's pool threads, which it
   // creates and which inherit it: the JS thread (HTTP, timers) then wins every contested core.
   int32_t thread_nice = 0;

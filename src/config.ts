@@ -98,7 +98,9 @@ const EnvSchema = z.object({
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1, ENGINE_OPTION_MAX),
   SENTIO_BATCH_MAX_WAIT_MS: decimal(2, 0, 1000),
   SENTIO_BATCH_STREAM_CHUNK: int(16, 0, 4096),
+  SENTIO_RUN_MAX_TOKENS: int(1024, 0, 1 << 24),
   SENTIO_BATCH_FAIR: bool.default(true),
+  SENTIO_BATCH_LANE: bool.default(true),
   SENTIO_QUEUE_MAX: int(4_096, 1, ENGINE_OPTION_MAX),
 });
 
@@ -157,7 +159,9 @@ export interface Config {
     maxWaitMs: number;
     maxQueue: number;
     streamChunk: number;
+    maxRunTokens: number;
     fairTenants: boolean;
+    priorityLane: boolean;
   };
 }
 
@@ -292,7 +296,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxWaitMs: e.SENTIO_BATCH_MAX_WAIT_MS,
       maxQueue: e.SENTIO_QUEUE_MAX,
       streamChunk: e.SENTIO_BATCH_STREAM_CHUNK,
+      maxRunTokens: e.SENTIO_RUN_MAX_TOKENS,
       fairTenants: e.SENTIO_BATCH_FAIR,
+      priorityLane: e.SENTIO_BATCH_LANE,
     },
   };
   return deepFreeze(config);

@@ -28,6 +28,8 @@ export interface LoadSpec {
   durationS: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
+  /** Paced runs only: headers that change from request to request, after `headers`. */
+  varyingHeaders?: () => Record<string, string>;
   /** A fresh body per request (varied texts), or none for GETs. */
   body?: () => string;
   path: string | (() => string);
@@ -59,8 +61,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       name: spec.name, port: Number(new URL(spec.url).port), connections: spec.connections, durationS: spec.durationS,
       rate: spec.overallRate, method: e.method, path: e.path, ...(e.body ? { body: e.body } : {}), headers,
       ...(spec.textsPerRequest ? { textsPerRequest: spec.textsPerRequest } : {}),
+      ...(spec.varyingHeaders ? { varyingHeaders: spec.varyingHeaders } : {}),
     });
   }
+  if (spec.varyingHeaders) throw new Error('varying headers need a paced run');
   if (!spec.buildEachRequest && entries.some((e) => e.onAnswered)) throw new Error('onAnswered needs buildEachRequest');
   // Every connection gets its own requests, built before the run: autocannon then sends stored bytes. A
   // setupRequest callback made it rebuild each request, which cost the shared CPU about half as much

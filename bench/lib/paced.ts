@@ -25,6 +25,8 @@ export interface PacedSpec {
   path: () => string;
   body?: () => string;
   headers: Record<string, string>;
+  /** Headers that change from request to request (e.g. several tenants' keys in turn), after `headers`. */
+  varyingHeaders?: () => Record<string, string>;
   textsPerRequest?: number;
 }
 
@@ -54,7 +56,8 @@ export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
   const head = Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   const request = (): string => {
     const body = spec.body?.() ?? '';
-    return `${spec.method} ${spec.path()} HTTP/1.1\r\nhost: 127.0.0.1:${spec.port}\r\n${head}` +
+    const more = spec.varyingHeaders ? Object.entries(spec.varyingHeaders()).map(([k, v]) => `${k}: ${v}\r\n`).join('') : '';
+    return `${spec.method} ${spec.path()} HTTP/1.1\r\nhost: 127.0.0.1:${spec.port}\r\n${head}${more}` +
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   };
   const latencies: number[] = [];

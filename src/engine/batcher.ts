@@ -47,6 +47,8 @@ export interface BatcherOptions<I> {
   streamChunk?: number;
   /** Fair order and admission between the calls' tenants (default); false: tenants ignored, as before them. */
   fair?: boolean;
+  /** Light tenants' texts may take the priority lane (default); false: only urgent ones do. See #entitled. */
+  lane?: boolean;
   /** Estimated tokens of one item (see estimate.ts). */
   cost: (item: I) => number;
   clock?: Clock;
@@ -171,7 +173,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   constructor(run: BatchRunner<I, O>, opts: BatcherOptions<I>) {
     this.#run = run;
     this.#clock = opts.clock ?? systemClock;
-    this.#opts = { lookahead: 4, splitMin: 8, streamChunk: 0, fair: true, ...opts };
+    this.#opts = { lookahead: 4, splitMin: 8, streamChunk: 0, fair: true, lane: true, ...opts };
     this.#laneTexts = Math.max(1, Math.floor(this.#opts.maxBatchSize * PRIORITY_SHARE));
     this.#laneTokens = this.#opts.maxBatchTokens * PRIORITY_SHARE;
     for (const key of ['maxBatchSize', 'maxBatchTokens', 'maxQueue', 'maxBatchesInFlight', 'lookahead', 'splitMin'] as const) {
@@ -323,10 +325,11 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
 
   /**
    * Whether a text may go in the priority lane: an urgent one, or a light tenant's (no batch of its own
-   * in flight, and no more texts waiting than a lane batch holds).
+   * in flight, and no more texts waiting than a lane batch holds) unless the lane is for urgent texts only.
    */
   #entitled(e: Entry<I, O>): boolean {
-    return e.urgent || (!this.#inFlightBy.has(e.call.tenant) && (this.#queuedBy.get(e.call.tenant) ?? 0) <= this.#laneTexts);
+    if (e.urgent) return true;
+    return this.#opts.lane && !this.#inFlightBy.has(e.call.tenant) && (this.#queuedBy.get(e.call.tenant) ?? 0) <= this.#laneTexts;
   }
 
   #abort(call: Call<O>): void {

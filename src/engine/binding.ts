@@ -44,6 +44,8 @@ export interface NativeLoadOptions {
   warmup?: boolean;
   /** A run() with more texts is split into ONNX Runtime runs of at most this many. */
   maxRunTexts?: number;
+  /** On CPU, a run's padded tokens (texts × longest) at most this where one text allows; 0 = no bound. */
+  maxRunTokens?: number;
   /** Added to the nice value of the engine's threads (0..19), so that the JS thread wins contested cores. */
   threadNice?: number;
   /** Linux: keep an idle engine's woken thread off the caller's CPU (native/wake_steering.h). Default true. */

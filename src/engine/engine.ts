@@ -74,7 +74,9 @@ export interface EngineInfo {
     maxQueue: number;
     maxBatchesInFlight: number;
     streamChunk: number;
+    maxRunTokens: number;
     fairTenants: boolean;
+    priorityLane: boolean;
   };
 }
 
@@ -125,6 +127,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     steerWakeups: opts.steerWakeups,
     warmup: opts.warmup,
     maxRunTexts: Math.max(opts.maxBatchSize, 1),
+    maxRunTokens: opts.maxRunTokens,
   }).catch((err: unknown) => {
     // The options were checked above: what the addon refuses as an argument is the tokenizer's tables.
     if (err instanceof EngineInputError) throw new ModelLoadError(`${join(dir, TOKENIZER_FILE)}: ${err.message}`, { cause: err });
@@ -235,7 +238,9 @@ class NativeEngine implements Engine {
         maxQueue: opts.maxQueue,
         maxBatchesInFlight: opts.maxBatchesInFlight,
         streamChunk: opts.streamChunk,
+        maxRunTokens: opts.maxRunTokens,
         fairTenants: opts.fairTenants,
+        priorityLane: opts.priorityLane,
       },
     });
     const onBatch = opts.onBatch;
@@ -261,6 +266,7 @@ class NativeEngine implements Engine {
           maxBatchesInFlight: opts.maxBatchesInFlight,
           streamChunk: opts.streamChunk,
           fair: opts.fairTenants,
+          lane: opts.priorityLane,
           cost: (text) => estimateTokens(text, maxLength),
           ...(opts.clock ? { clock: opts.clock } : {}),
         })

@@ -63,10 +63,21 @@ export interface EngineOptions {
    */
   streamChunk?: number;
   /**
+   * On CPU, an engine run's padded tokens (texts × the longest text's tokens) at most this many, unless one
+   * text is longer: a priority batch waits for the runs in progress, so this bounds its wait. 0 = no
+   * bound. Default 1024: eight texts of the full 128 tokens, a few milliseconds.
+   */
+  maxRunTokens?: number;
+  /**
    * Fair order between tenants (the `tenant` of each analyze call) in the queue; false = first come,
    * first served (the benchmark's baseline). Default true.
    */
   fairTenants?: boolean;
+  /**
+   * The priority lane for light tenants' texts beside a bulk batch (with fairTenants); false = only urgent
+   * texts take it, light tenants' go by fair order in normal batches (a benchmark baseline). Default true.
+   */
+  priorityLane?: boolean;
   logger?: EngineLogger;
   /** Injected time for the batcher (tests). */
   clock?: Clock;
@@ -97,7 +108,9 @@ export const ENGINE_DEFAULTS = {
   maxQueue: 4096,
   maxBatchesInFlight: 0,
   streamChunk: 16,
+  maxRunTokens: 1024,
   fairTenants: true,
+  priorityLane: true,
 } as const satisfies Omit<ResolvedEngineOptions, 'logger' | 'clock'>;
 
 /** The largest count an engine option takes (queue length, tokens per batch). */
@@ -128,7 +141,9 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('maxQueue', r.maxQueue, 1);
   int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
   int('streamChunk', r.streamChunk, 0, 65536);
+  int('maxRunTokens', r.maxRunTokens, 0, 1 << 24);
   if (typeof r.fairTenants !== 'boolean') throw new EngineInputError('engine option fairTenants must be a boolean');
+  if (typeof r.priorityLane !== 'boolean') throw new EngineInputError('engine option priorityLane must be a boolean');
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {
     throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
   }

@@ -326,6 +326,23 @@ describe('MicroBatcher', () => {
     expect(runs[4]!.priority).toBe(false); // A's turn again: a tenant with a batch in flight
   });
 
+  it('with lane: false leaves the lane to urgent calls: a light tenant waits for a slot, at the head of the queue', async () => {
+    const { clock, runs, batcher, finish } = setup({ lane: false });
+    void batcher.submit(Array.from({ length: 16 }, (_, i) => `a${String.fromCharCode(97 + i)}`), { tenant: 'A' });
+    await clock.flush();
+    void batcher.submit(['bb'], { tenant: 'B' });
+    await clock.flush();
+    expect(runs).toHaveLength(2); // no lane batch for B
+    void batcher.submit(['u'], { urgent: true, tenant: 'C' });
+    await clock.flush();
+    expect(runs).toHaveLength(3);
+    expect(runs[2]!.items).toEqual(['u']);
+    expect(runs[2]!.priority).toBe(true);
+    await finish(0);
+    expect(runs[3]!.priority).toBe(false);
+    expect(runs[3]!.items[0]).toBe('bb'); // fair order still puts it first
+  });
+
   it("serves a tenant with more waiting than a lane batch holds by fair order in normal batches, not the lane alone", async () => {
     const { clock, runs, batcher } = setup({ maxBatchSize: 16, maxBatchesInFlight: 2 });
     void batcher.submit(Array.from({ length: 160 }, (_, i) => `a${String(i).padStart(3, '0')}`), { tenant: 'A' });

@@ -32,5 +32,7 @@ describe('resolveEngineOptions', () => {
     expect(() => resolveEngineOptions({ maxWaitMs: -1 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ executionProvider: 'tpu' as never })).toThrow(/auto, cuda or cpu/);
     expect(() => resolveEngineOptions({ threadNice: 20 })).toThrow(EngineInputError);
+    expect(() => resolveEngineOptions({ maxRunTokens: -1 })).toThrow(EngineInputError);
+    expect(() => resolveEngineOptions({ priorityLane: 'no' as never })).toThrow(/priorityLane must be a boolean/);
   });
 });

@@ -176,6 +176,43 @@ describe('lifecycle', () => {
     }
   });
 
+  it('cuts a run at maxRunTokens, so a priority run waits for a part of a long job, not all of it', async () => {
+    // 128 copies of a text past the 128-token limit: one length, so without the bound the plan is one run.
+    const long = Array.from({ length: 40 }, (_, i) => texts[i]).join(' ');
+    const job = Array.from({ length: 128 }, () => long);
+    const order = async (maxRunTokens: number): Promise<string[]> => {
+      const h = await loadNative({ warmup: false, threads: 1, intraOpThreads: 1, maxRunTokens });
+      try {
+        const answered: string[] = [];
+        const bulk = native.run(h, job).then(() => answered.push('bulk'));
+        await new Promise((r) => setTimeout(r, 30)); // the engine thread has taken the job (the run takes far longer)
+        const urgent = native.run(h, ['I am so happy today'], true).then(() => answered.push('priority'));
+        await Promise.all([bulk, urgent]);
+        return answered;
+      } finally {
+        await native.dispose(h);
+      }
+    };
+    expect(await order(0)).toEqual(['bulk', 'priority']);
+    expect(await order(1024)).toEqual(['priority', 'bulk']);
+  });
+
+  it('scores a text the same whatever maxRunTokens cuts its job into', async () => {
+    const job = texts.slice(0, 96);
+    const whole = await loadNative({ warmup: false, maxRunTokens: 0 });
+    const cut = await loadNative({ warmup: false, maxRunTokens: 32 });
+    try {
+      const [a, b] = await Promise.all([native.run(whole, job), native.run(cut, job)]);
+      for (const [name, out] of Object.entries(a.outputs)) {
+        const diff = Math.max(...Array.from(out, (x, i) => Math.abs(x - b.outputs[name]![i]!)));
+        expect(diff, name).toBeLessThan(1e-5);
+      }
+      expect(b.tokenCounts).toEqual(a.tokenCounts);
+    } finally {
+      await Promise.all([native.dispose(whole), native.dispose(cut)]);
+    }
+  });
+
   it('rejects a foreign value as a handle', async () => {
     await expect(native.run({} as NativeHandle, ['x'])).rejects.toBeInstanceOf(EngineInputError);
     await expect(native.load({} as never)).rejects.toBeInstanceOf(EngineInputError);

@@ -12,7 +12,7 @@ describe('config bounds', () => {
     const largest: Record<string, number> = {
       SENTIO_QUEUE_MAX: 2 ** 30, SENTIO_BATCH_MAX_TOKENS: 2 ** 30, SENTIO_BATCH_MAX_SIZE: 4_096, SENTIO_BATCH_STREAM_CHUNK: 4_096,
       SENTIO_INFERENCE_THREADS: 256, SENTIO_INTRA_OP_THREADS: 1_024, SENTIO_INTER_OP_THREADS: 1_024, SENTIO_THREAD_NICE: 19,
-      SENTIO_BATCH_MAX_WAIT_MS: 1_000,
+      SENTIO_BATCH_MAX_WAIT_MS: 1_000, SENTIO_RUN_MAX_TOKENS: 2 ** 24,
     };
     for (const [name, max] of Object.entries(largest)) {
       const config = loadConfig({ SENTIO_API_KEYS: KEY, [name]: String(max) });
