@@ -252,6 +252,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("graphOptimization", s.graph_optimization);
   out.Set("wakeSteering", worker->steering_active());
   out.Set("steeredWakeups", Napi::Number::New(env, static_cast<double>(worker->steered_wakeups())));
+  out.Set("runs", Napi::Number::New(env, static_cast<double>(worker->runs())));
   out.Set("disposed", worker->stopping());
   return out;
 }

@@ -475,6 +475,7 @@ void Worker::RunTask(const Task& task, int32_t index) {
         if (provider_ == "cuda") turn.lock();
         lane.session->Run(input_ids, mask, static_cast<int64_t>(task.count), seq, part);
       }
+      runs_.fetch_add(1, std::memory_order_relaxed);
       for (size_t k = 0; k < part.size() && k < job.outputs.size(); ++k) {
         const size_t width = part[k].size() / task.count;
         for (size_t b = 0; b < task.count; ++b) {

@@ -109,6 +109,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
     std::lock_guard<std::mutex> lock(mutex_);
     return steered_wakeups_;
   }
+  // ONNX Runtime runs made so far, warm-up included (how Plan cut the jobs: tests, diagnostics).
+  uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
 
   explicit Worker(WorkerConfig config);  // use Start()
   ~Worker();
@@ -154,6 +156,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::chrono::steady_clock::time_point idle_since_;  // when the last engine thread went to sleep
   static constexpr std::chrono::milliseconds kSteerAfterIdle{5};
   uint64_t steered_wakeups_ = 0;
+  std::atomic<uint64_t> runs_{0};
   const WakeSteering steering_;
   bool stopping_ = false;
   // One ONNX Runtime session, and on CUDA the turn its runs take (RunTask).

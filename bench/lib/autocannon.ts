@@ -28,7 +28,7 @@ export interface LoadSpec {
   durationS: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** Paced runs only: headers that change from request to request, after `headers`. */
+  /** Paced runs only: headers that change from request to request, overriding `headers`. */
   varyingHeaders?: () => Record<string, string>;
   /** A fresh body per request (varied texts), or none for GETs. */
   body?: () => string;

@@ -25,7 +25,7 @@ export interface PacedSpec {
   path: () => string;
   body?: () => string;
   headers: Record<string, string>;
-  /** Headers that change from request to request (e.g. several tenants' keys in turn), after `headers`. */
+  /** Headers that change from request to request (e.g. several tenants' keys in turn); they override `headers`. */
   varyingHeaders?: () => Record<string, string>;
   textsPerRequest?: number;
 }
@@ -53,11 +53,12 @@ function parseResponse(buf: Buffer): { status: number; length: number } | null {
 }
 
 export async function runPaced(spec: PacedSpec): Promise<LoadResult> {
-  const head = Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const lines = (headers: Record<string, string>) => Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const fixed = lines(spec.headers);
   const request = (): string => {
     const body = spec.body?.() ?? '';
-    const more = spec.varyingHeaders ? Object.entries(spec.varyingHeaders()).map(([k, v]) => `${k}: ${v}\r\n`).join('') : '';
-    return `${spec.method} ${spec.path()} HTTP/1.1\r\nhost: 127.0.0.1:${spec.port}\r\n${head}${more}` +
+    const head = spec.varyingHeaders ? lines({ ...spec.headers, ...spec.varyingHeaders() }) : fixed;
+    return `${spec.method} ${spec.path()} HTTP/1.1\r\nhost: 127.0.0.1:${spec.port}\r\n${head}` +
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   };
   const latencies: number[] = [];

@@ -44,7 +44,10 @@ export interface NativeLoadOptions {
   warmup?: boolean;
   /** A run() with more texts is split into ONNX Runtime runs of at most this many. */
   maxRunTexts?: number;
-  /** On CPU, a run's padded tokens (texts × longest) at most this where one text allows; 0 = no bound. */
+  /**
+   * On CPU, a run's padded tokens (texts × longest) at most this where one text allows. Default 0, no
+   * bound (the engine passes its own default, 1024).
+   */
   maxRunTokens?: number;
   /** Added to the nice value of the engine's threads (0..19), so that the JS thread wins contested cores. */
   threadNice?: number;
@@ -89,6 +92,8 @@ export interface NativeInfo {
   wakeSteering: boolean;
   /** Wakes steered so far. */
   steeredWakeups: number;
+  /** ONNX Runtime runs made so far, warm-up included: how the addon cut the jobs into runs. */
+  runs: number;
   disposed: boolean;
 }
 

@@ -65,7 +65,7 @@ export interface EngineOptions {
   /**
    * On CPU, an engine run's padded tokens (texts × the longest text's tokens) at most this many, unless one
    * text is longer: a priority batch waits for the runs in progress, so this bounds its wait. 0 = no
-   * bound. Default 1024: eight texts of the full 128 tokens, a few milliseconds.
+   * bound. Default 1024: eight texts of the full 128 tokens, about 5-10 ms on a 2-core build machine.
    */
   maxRunTokens?: number;
   /**

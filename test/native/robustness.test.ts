@@ -197,6 +197,24 @@ describe('lifecycle', () => {
     expect(await order(1024)).toEqual(['priority', 'bulk']);
   });
 
+  it('cuts a job of one length into the fewest runs within maxRunTokens, a text past the bound alone', async () => {
+    const long = Array.from({ length: 40 }, (_, i) => texts[i]).join(' ');
+    const job = Array.from({ length: 72 }, () => long);
+    const runs = async (maxRunTokens: number): Promise<number> => {
+      const h = await loadNative({ warmup: false, threads: 1, intraOpThreads: 1, maxRunTokens });
+      try {
+        const { tokenCounts } = await native.run(h, job);
+        expect(tokenCounts[0]).toBe(128);
+        return native.info(h).runs;
+      } finally {
+        await native.dispose(h);
+      }
+    };
+    expect(await runs(0)).toBe(1);
+    expect(await runs(1024)).toBe(9); // 8 texts of 128 tokens a run
+    expect(await runs(100)).toBe(72);
+  });
+
   it('scores a text the same whatever maxRunTokens cuts its job into', async () => {
     const job = texts.slice(0, 96);
     const whole = await loadNative({ warmup: false, maxRunTokens: 0 });

@@ -21,6 +21,12 @@ describe('config bounds', () => {
     }
   });
 
+  it('maps SENTIO_BATCH_LANE and SENTIO_RUN_MAX_TOKENS onto the engine options', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY }).engine).toMatchObject({ priorityLane: true, maxRunTokens: 1024 });
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_BATCH_LANE: '0', SENTIO_RUN_MAX_TOKENS: '0' }).engine)
+      .toMatchObject({ priorityLane: false, maxRunTokens: 0 });
+  });
+
   it('SENTIO_CONTEXT_MAX_MB must hold one full context', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY }).contextMaxBytes).toBe(512 * 1_048_576);
     // 1,000 messages of 8 KiB and their overhead: about 9 MiB
