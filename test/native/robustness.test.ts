@@ -176,40 +176,39 @@ describe('lifecycle', () => {
     }
   });
 
+  /** `n` copies of a text past the 128-token limit: one length, so without a token bound one thread plans one run. */
+  const longJob = (n: number) => Array(n).fill(Array.from({ length: 40 }, (_, i) => texts[i]).join(' ')) as string[];
+  /** `fn` on an engine of one thread with this token bound, disposed after. */
+  const onOneThread = async <T>(maxRunTokens: number, fn: (h: NativeHandle) => Promise<T>): Promise<T> => {
+    const h = await loadNative({ warmup: false, threads: 1, intraOpThreads: 1, maxRunTokens });
+    try {
+      return await fn(h);
+    } finally {
+      await native.dispose(h);
+    }
+  };
+
   it('cuts a run at maxRunTokens, so a priority run waits for a part of a long job, not all of it', async () => {
-    // 128 copies of a text past the 128-token limit: one length, so without the bound the plan is one run.
-    const long = Array.from({ length: 40 }, (_, i) => texts[i]).join(' ');
-    const job = Array.from({ length: 128 }, () => long);
-    const order = async (maxRunTokens: number): Promise<string[]> => {
-      const h = await loadNative({ warmup: false, threads: 1, intraOpThreads: 1, maxRunTokens });
-      try {
-        const answered: string[] = [];
-        const bulk = native.run(h, job).then(() => answered.push('bulk'));
-        await new Promise((r) => setTimeout(r, 30)); // the engine thread has taken the job (the run takes far longer)
-        const urgent = native.run(h, ['I am so happy today'], true).then(() => answered.push('priority'));
-        await Promise.all([bulk, urgent]);
-        return answered;
-      } finally {
-        await native.dispose(h);
-      }
-    };
+    const job = longJob(128);
+    const order = (maxRunTokens: number) => onOneThread(maxRunTokens, async (h) => {
+      const answered: string[] = [];
+      const bulk = native.run(h, job).then(() => answered.push('bulk'));
+      await new Promise((r) => setTimeout(r, 30)); // the engine thread has taken the job (the run takes far longer)
+      const urgent = native.run(h, ['I am so happy today'], true).then(() => answered.push('priority'));
+      await Promise.all([bulk, urgent]);
+      return answered;
+    });
     expect(await order(0)).toEqual(['bulk', 'priority']);
     expect(await order(1024)).toEqual(['priority', 'bulk']);
   });
 
   it('cuts a job of one length into the fewest runs within maxRunTokens, a text past the bound alone', async () => {
-    const long = Array.from({ length: 40 }, (_, i) => texts[i]).join(' ');
-    const job = Array.from({ length: 72 }, () => long);
-    const runs = async (maxRunTokens: number): Promise<number> => {
-      const h = await loadNative({ warmup: false, threads: 1, intraOpThreads: 1, maxRunTokens });
-      try {
-        const { tokenCounts } = await native.run(h, job);
-        expect(tokenCounts[0]).toBe(128);
-        return native.info(h).runs;
-      } finally {
-        await native.dispose(h);
-      }
-    };
+    const job = longJob(72);
+    const runs = (maxRunTokens: number) => onOneThread(maxRunTokens, async (h) => {
+      const { tokenCounts } = await native.run(h, job);
+      expect(tokenCounts[0]).toBe(128);
+      return native.info(h).runs;
+    });
     expect(await runs(0)).toBe(1);
     expect(await runs(1024)).toBe(9); // 8 texts of 128 tokens a run
     expect(await runs(100)).toBe(72);
