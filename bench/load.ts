@@ -85,14 +85,23 @@ async function rawAt(engine: RawEngine, size: number, ms: number): Promise<numbe
   return r.texts / (r.ms / 1000);
 }
 
+/** `fn`'s result and the texts per ONNX Runtime run the engine made meanwhile (how its plan cut them). */
+async function runsOf<T>(engine: RawEngine, fn: () => Promise<T>): Promise<{ value: T; perRun: number }> {
+  const before = engine.stats();
+  const value = await fn();
+  const after = engine.stats();
+  return { value, perRun: round((after.texts - before.texts) / Math.max(1, after.onnxRuns - before.onnxRuns)) };
+}
+
 async function rawSweep(engine: RawEngine): Promise<{ best: number; bySize: Record<number, number> }> {
   // This machine runs the first seconds of a load slower (a 128-text sweep point once came out at 0.7 of
   // the same size a minute later): warm it up first, unmeasured.
   await rawAt(engine, 128, quick ? 1_500 : 3_000);
   const bySize: Record<number, number> = {};
   for (const size of RAW_SIZES) {
-    bySize[size] = await rawAt(engine, size, quick ? 1_500 : 4_000);
-    log(`raw engine  batch ${String(size).padStart(3)}: ${bySize[size]!.toFixed(0)} texts/s`);
+    const { value, perRun } = await runsOf(engine, () => rawAt(engine, size, quick ? 1_500 : 4_000));
+    bySize[size] = value;
+    log(`raw engine  batch ${String(size).padStart(3)}: ${value.toFixed(0)} texts/s, ONNX runs of ${perRun} texts`);
   }
   return { best: Math.max(...Object.values(bySize)), bySize };
 }
@@ -107,9 +116,9 @@ async function rawBeside(engine: RawEngine, when: string): Promise<number> {
 
 /** The raw engine holding 64 texts, the most the V2 scenario's 64 one-text connections can put in it. */
 async function raw64InFlight(engine: RawEngine, when: string): Promise<number> {
-  const r = await rawAt(engine, 64 / engine.info.batching.maxBatchesInFlight, quick ? 1_500 : 4_000);
-  log(`raw engine ${when}, 64 texts in flight: ${r.toFixed(0)} texts/s`);
-  return r;
+  const { value, perRun } = await runsOf(engine, () => rawAt(engine, 64 / engine.info.batching.maxBatchesInFlight, quick ? 1_500 : 4_000));
+  log(`raw engine ${when}, 64 texts in flight: ${value.toFixed(0)} texts/s, ONNX runs of ${perRun} texts`);
+  return value;
 }
 
 /** Rounds of the V2 single-message scenario, each beside the raw engine (v2AgainstRaw). */
@@ -173,10 +182,17 @@ interface CpuBudget {
   machineIdlePct: number;
 }
 
-type Measured = LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number }; gc?: GcTotals };
+/** How the server's engine cut the scenario's texts: per hand-off from the batcher, and per ONNX Runtime run. */
+interface EngineShape {
+  textsPerHandoff: number;
+  textsPerRun: number;
+}
+
+type Measured = LoadResult & { cpuUsPerRequest: CpuBudget; v8HeapMb?: { usedMb: number; totalMb: number }; gc?: GcTotals; engine?: EngineShape };
 
 async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<Measured> {
-  const gc0 = (await serverMetrics(child))?.gc;
+  const before = await serverMetrics(child);
+  const gc0 = before?.gc;
   const server0 = child.cpuSeconds();
   const machine0 = machineTimes();
   const self0 = process.cpuUsage(); // this process is, for the run's duration, the load generator
@@ -188,6 +204,7 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<Measu
   const after = await serverMetrics(child);
   const heap = after?.heap;
   const gc = gc0 && after ? gcDuring(gc0, after.gc) : undefined;
+  const engine = before && after ? engineShape(before.engine, after.engine) : undefined;
   const n = Math.max(1, r.rps * r.durationS);
   const cpu: CpuBudget = {
     generator: round((self.user + self.system) / n),
@@ -200,7 +217,8 @@ async function measure(child: Child, spec: Omit<LoadSpec, 'url'>): Promise<Measu
   log(`${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(6)} req/s ${r.textsPerS.toFixed(0).padStart(6)} texts/s  p50 ${r.latencyMs.p50} p90 ${r.latencyMs.p90} p99 ${r.latencyMs.p99} max ${r.latencyMs.max} ms${r.issuedLateMs ? ` (issued late p50 ${r.issuedLateMs.p50} p99 ${r.issuedLateMs.p99})` : ''}  errors ${r.errors} non2xx ${r.non2xx}  rss ${r.rssMb.toFixed(0)} MB${heapNote}`);
   log(`${''.padEnd(26)} CPU µs/request: generator ${cpu.generator}, server main thread ${cpu.serverMain}, engine threads ${cpu.serverEngine}, other threads ${cpu.serverOther}; machine idle ${cpu.machineIdlePct}%`);
   if (gc) log(`${''.padEnd(26)} GC: ${GC_KINDS.map((k) => `${k} ${gc[k].count} (${gc[k].ms} ms)`).join(', ')}`);
-  return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}), ...(gc ? { gc } : {}) };
+  if (engine) log(`${''.padEnd(26)} engine: hand-offs of ${engine.textsPerHandoff} texts, ONNX runs of ${engine.textsPerRun}`);
+  return { ...r, cpuUsPerRequest: cpu, ...(heap ? { v8HeapMb: heap } : {}), ...(gc ? { gc } : {}), ...(engine ? { engine } : {}) };
 }
 
 /**
@@ -221,7 +239,17 @@ function gcDuring(before: GcTotals, after: GcTotals): GcTotals {
  * Sentio's V8 heap (to tell garbage not yet collected from native memory in the RSS) and its garbage
  * collections so far, from its /metrics; undefined for the peer stack, which has none.
  */
-async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; totalMb: number }; gc: GcTotals } | undefined> {
+type EngineTotals = { handoffs: number; texts: number; runs: number };
+
+function engineShape(before: EngineTotals, after: EngineTotals): EngineShape | undefined {
+  const handoffs = after.handoffs - before.handoffs;
+  const runs = after.runs - before.runs;
+  if (handoffs <= 0 || runs <= 0) return undefined; // no engine work (GET state), or a server without the counter
+  const texts = after.texts - before.texts;
+  return { textsPerHandoff: round(texts / handoffs), textsPerRun: round(texts / runs) };
+}
+
+async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; totalMb: number }; gc: GcTotals; engine: EngineTotals } | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${child.port}/metrics`, { headers: { 'x-api-key': KEY } });
     if (!res.ok) return undefined;
@@ -236,7 +264,12 @@ async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; t
         ms: value(`sentio_nodejs_gc_duration_seconds_sum\\{kind="${k}"\\}`) * 1000,
       };
     }
-    return { ...(heap.usedMb > 0 && heap.totalMb > 0 ? { heap } : {}), gc };
+    const engine = {
+      handoffs: value('sentio_engine_batch_size_texts_count'),
+      texts: value('sentio_engine_batch_size_texts_sum'),
+      runs: value('sentio_engine_onnx_runs_total'),
+    };
+    return { ...(heap.usedMb > 0 && heap.totalMb > 0 ? { heap } : {}), gc, engine };
   } catch {
     return undefined;
   }

@@ -19,6 +19,9 @@ const LAG_STATS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'] as const
 export interface EngineGauges {
   queuedTexts: number;
   inFlightBatches: number;
+  /** Totals, read at each scrape: ONNX Runtime runs, and batches sent through the priority lane. */
+  onnxRuns?: number;
+  priorityBatches?: number;
 }
 
 export interface EngineMetricsSource {
@@ -32,11 +35,11 @@ export interface EngineMetricsSource {
 export class EngineMetrics implements EngineMetricsSource {
   readonly #registry = new Registry();
   readonly #batchSize = new Histogram({
-    name: 'sentio_engine_batch_size_texts', help: 'Texts per engine run',
+    name: 'sentio_engine_batch_size_texts', help: 'Texts per hand-off to the native engine (a batch, or a part of a streamed one)',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers: [this.#registry],
   });
   readonly #inferenceTime = new Histogram({
-    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one engine run, from hand-off to the native engine to its result (tokenization and inference)',
+    name: 'sentio_engine_inference_duration_seconds', help: 'Time of one hand-off to the native engine until its result (tokenization and inference)',
     buckets: LATENCY_BUCKETS, registers: [this.#registry],
   });
 
@@ -49,6 +52,8 @@ export class EngineMetrics implements EngineMetricsSource {
       name: 'sentio_engine_batches_in_flight', help: 'Batches handed to the engine and not finished', registers: [this.#registry],
       collect() { this.set(gauges().inFlightBatches); },
     });
+    totalOf(this.#registry, 'sentio_engine_onnx_runs_total', 'ONNX Runtime runs: the addon cuts each batch into runs of texts of similar length', () => gauges().onnxRuns);
+    totalOf(this.#registry, 'sentio_engine_priority_batches_total', 'Batches sent through the priority lane (urgent texts, light API keys beside bulk batches)', () => gauges().priorityBatches);
   }
 
   /** One engine run (EngineOptions.onBatch). */
@@ -218,4 +223,18 @@ export async function threadsText(parts: MetricObjectWithValues<MetricValue<stri
   }));
   const [own, engineText] = await Promise.all([AggregatorRegistry.aggregate(marked).metrics(), engine.text()]);
   return `${own}\n${engineText}`;
+}
+
+/** A counter that mirrors a running total kept elsewhere, read at each scrape. */
+function totalOf(registry: Registry, name: string, help: string, read: () => number | undefined): void {
+  let seen = 0;
+  new Counter({
+    name, help, registers: [registry],
+    collect() {
+      const now = read();
+      if (now === undefined || now <= seen) return;
+      this.inc(now - seen);
+      seen = now;
+    },
+  });
 }

@@ -71,6 +71,8 @@ export interface BatcherStats {
   aborted: number;
   dropped: number;
   failedBatches: number;
+  /** Batches sent through the priority lane (urgent texts, and light tenants' beside bulk batches). */
+  priorityBatches: number;
 }
 
 /**
@@ -148,7 +150,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #scheduled = false;
   #closed: Error | undefined;
   #idleWaiters: (() => void)[] = [];
-  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
+  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0, priorityBatches: 0 };
   /**
    * Start-time fair queueing over tenants: #virtual is the tag of the text last taken from the head, and
    * #finish each tenant's tag after its last queued text, while it has texts waiting (texts that left
@@ -467,8 +469,10 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
     // Bulk: more texts than a lane batch holds, or over half the token budget. Batches of 64 one-text
     // callers (about 20 texts, mostly short) are not, so many light tenants alone never use the lane.
     const bulk = !priority && (batch.length > this.#laneTexts || paddedCost(batch) > this.#opts.maxBatchTokens / 2);
-    if (priority) this.#priorityInFlight++;
-    else addCount(this.#inFlightBy, tenant, 1);
+    if (priority) {
+      this.#priorityInFlight++;
+      this.#stats.priorityBatches++;
+    } else addCount(this.#inFlightBy, tenant, 1);
     if (bulk) this.#bulkInFlight++;
     this.#inFlightTexts += batch.length;
     this.#stats.batches++;
@@ -635,7 +639,7 @@ export class PassThrough<I, O> implements Dispatcher<I, O> {
   #inFlight = 0;
   #closed: Error | undefined;
   #idleWaiters: (() => void)[] = [];
-  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0 };
+  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0, priorityBatches: 0 };
 
   constructor(run: BatchRunner<I, O>, opts: { maxBatchSize: number; maxQueue: number }) {
     this.#run = run;

@@ -82,6 +82,8 @@ export interface EngineInfo {
 
 export interface EngineStats extends BatcherStats {
   closed: boolean;
+  /** ONNX Runtime runs the addon made so far (warm-up included): how its plan cut the batches. */
+  onnxRuns: number;
 }
 
 export interface Engine {
@@ -286,7 +288,7 @@ class NativeEngine implements Engine {
   }
 
   stats(): EngineStats {
-    return { ...this.#dispatcher.stats(), closed: this.#closing !== undefined };
+    return { ...this.#dispatcher.stats(), closed: this.#closing !== undefined, onnxRuns: native.info(this.#handle).runs };
   }
 
   describe(): Record<string, unknown> {

@@ -230,6 +230,39 @@ describe('lifecycle', () => {
     }
   });
 
+  it("passes maxRunTokens from the engine's options to the addon (stats().onnxRuns counts its runs)", async () => {
+    const runs = async (maxRunTokens: number) => {
+      const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false, inferenceThreads: 1, intraOpThreads: 1, maxRunTokens });
+      try {
+        const before = e.stats().onnxRuns;
+        await e.analyze(longJob(15)); // one batch (an idle engine halves 16 or more), one part, one addon job
+        return e.stats().onnxRuns - before;
+      } finally {
+        await e.close();
+      }
+    };
+    expect(await runs(0)).toBe(1);
+    expect(await runs(1024)).toBe(2);
+    expect(await runs(100)).toBe(15);
+  });
+
+  it("passes priorityLane from the engine's options to the batcher (stats().priorityBatches)", async () => {
+    const laneBatches = async (priorityLane: boolean) => {
+      const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', warmup: false, priorityLane });
+      try {
+        const bulk = e.analyze(longJob(128), { tenant: 'bulk' }); // two batches of 64 long texts, each far over 20 ms
+        await new Promise((r) => setTimeout(r, 20));
+        expect(e.stats().inFlightBatches).toBeGreaterThan(0);
+        await Promise.all([bulk, e.analyze(['I am so happy today'], { tenant: 'light' })]);
+        return e.stats().priorityBatches;
+      } finally {
+        await e.close();
+      }
+    };
+    expect(await laneBatches(true)).toBe(1);
+    expect(await laneBatches(false)).toBe(0);
+  });
+
   it('rejects a foreign value as a handle', async () => {
     await expect(native.run({} as NativeHandle, ['x'])).rejects.toBeInstanceOf(EngineInputError);
     await expect(native.load({} as never)).rejects.toBeInstanceOf(EngineInputError);

@@ -28,6 +28,8 @@ describe('observability', () => {
     expect(text).toMatch(/sentio_process_resident_memory_bytes \d+/);
     expect(text).toMatch(/sentio_engine_batch_size_texts_count [1-9]/);
     expect(text).toMatch(/sentio_engine_inference_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/sentio_engine_onnx_runs_total [1-9]/);
+    expect(text).toMatch(/sentio_engine_priority_batches_total \d+/);
     expect(text).toContain('sentio_llm_request_duration_seconds');
   });
 

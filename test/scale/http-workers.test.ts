@@ -93,6 +93,7 @@ describe('HTTP workers without Redis (stores on the main thread)', () => {
       const text = await (await call(s.base, '/metrics')).text();
       expect(count(text, 'sentio_engine_batch_size_texts_count')).toBeGreaterThanOrEqual(6);
       expect(count(text, 'sentio_engine_inference_duration_seconds_count')).toBeGreaterThanOrEqual(6);
+      expect(count(text, 'sentio_engine_onnx_runs_total')).toBeGreaterThanOrEqual(6);
       expect(count(text, 'sentio_engine_queue_depth_texts')).toBe(0);
       expect(count(text, 'sentio_engine_batches_in_flight')).toBe(0);
       expect(count(text, 'sentio_engine_request_duration_seconds_count')).not.toBeNaN(); // the worker's own
