@@ -118,6 +118,7 @@ async function throughputBench(): Promise<void> {
       intraOpThreads: plan.intraOpThreads,
       interOpThreads: 1,
       maxRunTexts: Math.max(...rawBatches),
+      maxRunTokens: engine.info.batching.maxRunTokens, // the engine's plan, not the addon's unbounded default
     });
   };
   const handle = await loadRaw(modelDir);
