@@ -92,7 +92,7 @@ export interface NativeInfo {
   wakeSteering: boolean;
   /** Wakes steered so far. */
   steeredWakeups: number;
-  /** ONNX Runtime runs made so far, warm-up included: how the addon cut the jobs into runs. */
+  /** ONNX Runtime runs made so far for jobs (not the warm-up at load): how the addon cut the jobs into runs. */
   runs: number;
   disposed: boolean;
 }

@@ -82,7 +82,7 @@ export interface EngineInfo {
 
 export interface EngineStats extends BatcherStats {
   closed: boolean;
-  /** ONNX Runtime runs the addon made so far (warm-up included): how its plan cut the batches. */
+  /** ONNX Runtime runs the addon made for jobs so far (the warm-up at load aside): how its plan cut the batches. */
   onnxRuns: number;
 }
 
