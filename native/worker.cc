@@ -384,7 +384,7 @@ void Worker::Start(std::unique_ptr<Job> job, int32_t index) {
 }
 
 std::vector<Worker::Task> Worker::Plan(Job& job) {
-  // On CPU a run costs a fixed overhead (ONNX Runtime's ~160 kernel launches: about 240 µs here) plus
+  // On CPU a run costs a fixed overhead (the graph's ~160 kernels at a tiny size: about 240 µs here) plus
   // the recurrent branch's steps over every row to the run's longest text (about 4.2 µs a row and step;
   // the other branches skip padding inside the graph). So a batch is sorted by length and cut into runs
   // that minimise kRunCost + rows x longest summed over the runs (kRunCost = 240 / 4.2 in token-rows;
