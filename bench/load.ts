@@ -22,9 +22,10 @@
  *               (non-streaming, against bench/chat.ts's fake upstream), context analysis and GET state
  *               again on long sessions (contexts holding the most messages a context keeps, on a server of
  *               their own), and a sweep of offered load for the latency chart: requests spread evenly at
- *               10–90% of the V2 maximum measured again just before the sweep, on 64 connections, latency
- *               counted from when the generator issued each (bench/lib/paced.ts; autocannon's own rate
- *               limit sends each second's quota at once)
+ *               10–90% of the V2 maximum measured again just before the sweep (and once more after it,
+ *               to show a machine that slowed meanwhile), on 64 connections, latency counted from when
+ *               the generator issued each (bench/lib/paced.ts; autocannon's own rate limit sends each
+ *               second's quota at once)
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
@@ -369,7 +370,10 @@ async function main(): Promise<void> {
     const r = await measure(sentio, { name: `sentio v2 at ${Math.round(f * 100)}% (${rate}/s)`, connections: 64, durationS: D, overallRate: rate, path: '/v2/emotions/analysis', body: single });
     sweep.push(r);
   }
-  results.push(...sweep);
+  // And after it: this machine's speed moves by a quarter within minutes, and a maximum measured in a fast
+  // minute makes "70%" an overload in a slow one (2026-11-27 02:19: 6,646 before, the 90% step served 5,059).
+  const maxAfterSweep = await measureSingle(sentio, 'sentio v2 single, after the sweep');
+  results.push(...sweep, maxAfterSweep);
   // The bar's RSS: the server's peak over the whole run (the kernel's high-water mark, never below a sample).
   const rssMb = sentio.peakRssMb();
   await sentio.stop();
@@ -433,6 +437,8 @@ async function main(): Promise<void> {
     failed_at_70pct: failed(at70),
     // The maximum the sweep's shares are of (V2 single messages again, on the server the scenarios left)
     sentio_rps_before_sweep: round(maxBeforeSweep.rps),
+    // The same measured after the sweep: the 70% step's share of it says whether the machine slowed meanwhile
+    sentio_rps_after_sweep: round(maxAfterSweep.rps),
     chat_rps: round(chat.rps),
     chat_p50_ms: chat.latencyMs.p50,
     // Long sessions against the short ones of the same run (contexts of about 10–60 messages)
@@ -451,6 +457,7 @@ async function main(): Promise<void> {
   log(`        against the opening sweep's ${summary.raw_engine_sweep_texts_per_s} texts/s: sentio/raw ${summary.sentio_vs_raw_sweep}  batch32/raw ${summary.batch32_vs_raw_sweep}`);
   log(`ceiling: HTTP floor ${summary.http_floor_rps} req/s with the raw engine gives ${summary.ceiling_rps} req/s, ${summary.ceiling_vs_raw} of the raw engine; Sentio reaches ${summary.sentio_vs_ceiling} of it`);
   log(`         at 64 connections: the raw engine with 64 texts in flight ${summary.raw_engine_64_in_flight_texts_per_s} texts/s (${summary.raw_64_in_flight_vs_raw} of its best), ceiling ${summary.ceiling_64_rps} req/s, ${summary.ceiling_64_vs_raw} of the raw engine; Sentio reaches ${summary.sentio_vs_ceiling_64} of it`);
+  log(`sweep:  shares of ${summary.sentio_rps_before_sweep} req/s measured just before it; ${summary.sentio_rps_after_sweep} req/s just after, of which the 70% step was ${round((100 * at70.offeredRps!) / maxAfterSweep.rps)}%`);
   log(`long sessions (1,000 stored messages) against short ones: context analysis ${summary.context_long_vs_short}, GET state ${summary.state_long_vs_short}; their server's RSS ${summary.rss_mb_long_sessions} MB`);
   const c = v2.cpuUsPerRequest;
   log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
