@@ -236,10 +236,7 @@ function gcDuring(before: GcTotals, after: GcTotals): GcTotals {
   return out;
 }
 
-/**
- * Sentio's V8 heap (to tell garbage not yet collected from native memory in the RSS) and its garbage
- * collections so far, from its /metrics; undefined for the peer stack, which has none.
- */
+/** The engine's totals on /metrics: hand-offs from the batcher, their texts, and ONNX Runtime runs. */
 type EngineTotals = { handoffs: number; texts: number; runs: number };
 
 function engineShape(before: EngineTotals, after: EngineTotals): EngineShape | undefined {
@@ -250,6 +247,10 @@ function engineShape(before: EngineTotals, after: EngineTotals): EngineShape | u
   return { textsPerHandoff: round(texts / handoffs), textsPerRun: round(texts / runs) };
 }
 
+/**
+ * Sentio's V8 heap (to tell garbage not yet collected from native memory in the RSS) and its garbage
+ * collections and engine totals so far, from its /metrics; undefined for the peer stack, which has none.
+ */
 async function serverMetrics(child: Child): Promise<{ heap?: { usedMb: number; totalMb: number }; gc: GcTotals; engine: EngineTotals } | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${child.port}/metrics`, { headers: { 'x-api-key': KEY } });
