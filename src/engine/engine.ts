@@ -191,11 +191,14 @@ async function checkVocabulary(handle: NativeHandle, tokenizer: NativeTokenizerT
   }
 }
 
-/** ONNX Runtime's messages carry a source location and a trailing newline; keep the readable part. */
+/**
+ * ONNX Runtime's messages carry a source location, a status ("1 : FAIL : ") and a trailing newline;
+ * keep the readable part.
+ */
 function firstLine(s: string): string {
   const line = s.split('\n')[0] ?? s;
   const at = line.lastIndexOf('] : ');
-  return (at >= 0 ? line.slice(at + 4) : line).trim();
+  return (at >= 0 ? line.slice(at + 4) : line).replace(/^\s*\d+ : [A-Z_]+ : /, '').trim();
 }
 
 class NativeEngine implements Engine {
