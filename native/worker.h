@@ -109,7 +109,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
     std::lock_guard<std::mutex> lock(mutex_);
     return steered_wakeups_;
   }
-  // ONNX Runtime runs made so far, warm-up included (how Plan cut the jobs: tests, diagnostics).
+  // ONNX Runtime runs made so far for jobs, the warm-up at load aside (how Plan cut them: tests, metrics).
   uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
 
   explicit Worker(WorkerConfig config);  // use Start()
