@@ -43,14 +43,14 @@ if (!Number.isInteger(lightKeys) || lightKeys < 1) throw new Error('--light-keys
 const INTERACTIVE_KEYS = Array.from({ length: lightKeys }, (_, i) => `sentio_bench_interactive_key_${i}`);
 let keyTurn = 0;
 const BASELINES: Record<string, Record<string, string>> = { fifo: { SENTIO_BATCH_FAIR: '0' }, 'no-lane': { SENTIO_BATCH_LANE: '0' } };
-function baselineEnvOf(arg: string): Record<string, string> {
-  if (arg.startsWith('{')) return JSON.parse(arg) as Record<string, string>;
+/** The baseline server's name in the output and its environment, from --baseline. */
+function baselineOf(arg: string): { name: string; env: Record<string, string> } {
+  if (arg.startsWith('{')) return { name: 'baseline', env: JSON.parse(arg) as Record<string, string> };
   const env = BASELINES[arg];
   if (!env) throw new Error(`--baseline takes ${Object.keys(BASELINES).join(', ')} or a JSON object of environment variables`);
-  return env;
+  return { name: arg, env };
 }
-const baselineEnv = baselineEnvOf(args.baseline!);
-const baseline = args.baseline!.startsWith('{') ? 'baseline' : args.baseline!;
+const { name: baseline, env: baselineEnv } = baselineOf(args.baseline!);
 const interactiveRate = Number(args.rate);
 // Enough connections for B's requests at 125 ms each: a paced request that finds none free waits in
 // this process, and that wait (counted in its latency) would grow without bound.
