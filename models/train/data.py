@@ -143,14 +143,24 @@ def feeling_text(label: str, rng: random.Random) -> str:
     return chatify(rng.choice(lexicon.INTENSITY_FRAMES).format(word), rng, None, 0.0)
 
 
+def feeling_word_text(label: str, rng: random.Random) -> str:
+    """A short statement of one of the label's seldom-seen feeling words ("i feel so despondent")."""
+    word = rng.choice(lexicon.FEELING_WORDS[label])
+    if rng.random() < 0.3:
+        word = f"{rng.choice(lexicon.STRONG)} {word}"
+    return chatify(rng.choice(lexicon.INTENSITY_FRAMES).format(word), rng, None, 0.0)
+
+
 def emoji_only(label: str, rng: random.Random) -> str:
     """A text of one to three of the label's emoji or emoticons, as chat users send them alone."""
     parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
     return rng.choice([" ", ""]).join(parts)
 
 
-def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase: int = 0) -> list[Example]:
-    """Emoji-only texts, negations, hedged/emphatic wording and chat phrases, with six-way targets."""
+def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase: int = 0,
+              n_feel: int = 0) -> list[Example]:
+    """Emoji-only texts, negations, hedged/emphatic wording, chat phrases and seldom-seen feeling words,
+    with six-way targets."""
     out: list[Example] = []
     labels = sorted(lexicon.PHRASES)
     for _ in range(n_phrase):
@@ -187,6 +197,11 @@ def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase
         else:
             text, target = frame.format(f"{rng.choice(lexicon.STRONG)} {rng.choice(strong_words)}"), one_hot(label, 0.02)
         out.append(Example(text=chatify(text, rng, None, 0.0), six=target, six_w=1.0, source="syn-int"))
+    # last, so that the rows above draw the same random numbers whatever n_feel is
+    for _ in range(n_feel):
+        label = rng.choice(SIX)
+        out.append(Example(text=feeling_word_text(label, rng), six=one_hot(label, 0.1), six_w=1.0,
+                           source="syn-feel"))
     return out
 
 

@@ -1,6 +1,8 @@
 """Hand-written lexicons for augmentation: emoji and emoticons per emotion, contractions, negation and
 intensity templates. The training corpora barely show emoji and dair-ai has no punctuation, so these
 teach the network what chat text adds. Written for this project; not taken from any published list."""
+import json
+import os
 
 EMOTIONS = ["sadness", "joy", "love", "anger", "fear", "surprise"]
 
@@ -72,6 +74,14 @@ INTENSITY_WORDS = {
     "surprise": (["surprised", "curious", "puzzled"],
                  ["amazed", "stunned", "shocked", "astonished", "speechless"]),
 }
+# Feeling words that dair-ai shows seldom or never (0-3 of its 16,000 training sentences each), so the
+# six-way branch read them by their word pieces alone, mostly as joy, the commonest class ("i feel
+# despondent" joy 0.70, "i'm flabbergasted" joy 0.53). Statements of them are added to the six-way
+# branch's training (1.4.0; data.feeling_word_text). The list is a JSON file, which
+# `npm run eval:feeling-words` reads as well; its own list of other such words, never trained on,
+# measures how far this generalises.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "feeling-words.json"), encoding="utf-8") as _f:
+    FEELING_WORDS: dict[str, list[str]] = json.load(_f)
 INTENSITY_FRAMES = ["i'm {}", "i am {}", "i feel {}", "feeling {}", "i was {}", "honestly i'm {}",
                     "im {} right now", "i feel {} about it", "{}", "i'm {} today", "she is {}"]
 

@@ -128,7 +128,9 @@ describe('POST /v2/emotions/analysis (stateless)', () => {
     };
     const alone = await raw('I am furious about this');
     const withEmpty = await raw('I am furious about this', '', '   ');
-    expect(withEmpty.raw).toEqual(alone.raw);
+    // Not diluted: an empty text averaged in would move every score. Equal within float rounding only, as
+    // the engine may run the text beside the empty ones (a batch of other rows rounds differently).
+    for (const [emotion, p] of Object.entries(alone.raw as Record<string, number>)) expect(withEmpty.raw[emotion]).toBeCloseTo(p, 6);
     expect(withEmpty.category).toBe('anger');
     const empty = await raw('');
     expect(empty.intensityLevel).toBe('minimal');
@@ -150,10 +152,11 @@ describe('EQ dimensions on sentences', () => {
     expect(e['complexity']).not.toBe('simple');
   });
 
-  // Scores 0.1499580 (model 1.3.2), shown as 0.15: such a text was labelled minimal while the level was
-  // decided on the unrounded value, though 0.15 is subtle.
+  // Scores 0.1499873 (model 1.4.0; found by searching dair-ai and GoEmotions text for one), shown as 0.15:
+  // such a text was labelled minimal while the level was decided on the unrounded value, though 0.15 is
+  // subtle.
   it('the level follows the intensity as shown, at a threshold too', async () => {
-    const e = await analyze('i feel like the thing that i call an artistic tendency in myself is really just laziness and narcissism justifying and strengthening each other');
+    const e = await analyze('Ok, so if I was to start what package/expansions do you suggest I buy ?');
     expect(e['intensity']).toBe(0.15);
     expect(e['intensityLevel']).toBe('subtle');
   });
@@ -251,9 +254,10 @@ describe('context analysis, state and lookup (V2)', () => {
   });
 
   // The direction was decided on the unrounded trend: 0.149996 showed as 0.15 with direction stable.
+  // These two texts' valences differ by 0.1499633 with model 1.4.0.
   it('the trend direction follows the valenceTrend as shown, at its threshold too', async () => {
     const ctx = `trend-edge-${Date.now()}`;
-    for (const text of ['I feel calm', 'Today I am thrilled']) {
+    for (const text of ['Today I am busy', 'I feel fine']) {
       expect((await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ content: { text } }] })).status).toBe(200);
     }
     const trend = (await (await s.get(`/v2/emotions/${ctx}`)).json()).trajectory.trend;
