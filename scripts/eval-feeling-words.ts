@@ -3,7 +3,8 @@
  * (native engine): each word in four short frames ("i feel X", "I'm X", ...).
  *   npm run eval:feeling-words [-- --model DIR] [--wrong]
  * Two lists: the words model 1.4.0 was taught (models/train/feeling-words.json) and the held-out words
- * below, which no training list holds (0-3 dair-ai training sentences each). Up to 1.3.3 most of both
+ * below, which no training lexicon holds (dair-ai shows each in at most 5 of its 16,000 training sentences,
+ * most in none). Up to 1.3.3 most of both
  * read as joy, the commonest class (models/emotion/MODEL.md). Prints one JSON line: texts whose
  * category is the word's emotion, per list and per emotion; --wrong also lists the misses.
  */
