@@ -75,6 +75,11 @@ export interface BatcherStats {
   priorityBatches: number;
 }
 
+/** The totals of BatcherStats, all zero: what a dispatcher counts from its start. */
+function noTotals(): Omit<BatcherStats, 'queuedTexts' | 'inFlightBatches' | 'inFlightTexts'> {
+  return { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0, priorityBatches: 0 };
+}
+
 /**
  * How a call is queued: `urgent` puts it ahead of queued texts, and its batch leaves without waiting;
  * `tenant` is whose texts these are (calls without one share a tenant), for fair order between tenants.
@@ -150,7 +155,7 @@ export class MicroBatcher<I, O> implements Dispatcher<I, O> {
   #scheduled = false;
   #closed: Error | undefined;
   #idleWaiters: (() => void)[] = [];
-  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0, priorityBatches: 0 };
+  #stats = noTotals();
   /**
    * Start-time fair queueing over tenants: #virtual is the tag of the text last taken from the head, and
    * #finish each tenant's tag after its last queued text, while it has texts waiting (texts that left
@@ -639,7 +644,7 @@ export class PassThrough<I, O> implements Dispatcher<I, O> {
   #inFlight = 0;
   #closed: Error | undefined;
   #idleWaiters: (() => void)[] = [];
-  #stats = { batches: 0, texts: 0, overloaded: 0, aborted: 0, dropped: 0, failedBatches: 0, priorityBatches: 0 };
+  #stats = noTotals();
 
   constructor(run: BatchRunner<I, O>, opts: { maxBatchSize: number; maxQueue: number }) {
     this.#run = run;
