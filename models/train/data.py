@@ -135,20 +135,22 @@ def add_emoji(text: str, label: str, rng: random.Random) -> str:
     return e + " " + text
 
 
-def feeling_text(label: str, rng: random.Random) -> str:
-    """A short statement of one of the label's strong feeling words ("honestly i'm so furious!")."""
-    word = rng.choice(lexicon.INTENSITY_WORDS[label][1])
-    if rng.random() < 0.5:
+def statement_of(words: list[str], rng: random.Random, p_strong: float) -> str:
+    """A short statement of one of `words` in the intensity frames, with an intensifier at p_strong."""
+    word = rng.choice(words)
+    if rng.random() < p_strong:
         word = f"{rng.choice(lexicon.STRONG)} {word}"
     return chatify(rng.choice(lexicon.INTENSITY_FRAMES).format(word), rng, None, 0.0)
+
+
+def feeling_text(label: str, rng: random.Random) -> str:
+    """A short statement of one of the label's strong feeling words ("honestly i'm so furious!")."""
+    return statement_of(lexicon.INTENSITY_WORDS[label][1], rng, 0.5)
 
 
 def feeling_word_text(label: str, rng: random.Random) -> str:
     """A short statement of one of the label's seldom-seen feeling words ("i feel so despondent")."""
-    word = rng.choice(lexicon.FEELING_WORDS[label])
-    if rng.random() < 0.3:
-        word = f"{rng.choice(lexicon.STRONG)} {word}"
-    return chatify(rng.choice(lexicon.INTENSITY_FRAMES).format(word), rng, None, 0.0)
+    return statement_of(lexicon.FEELING_WORDS[label], rng, 0.3)
 
 
 def emoji_only(label: str, rng: random.Random) -> str:
