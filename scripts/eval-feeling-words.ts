@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine } from '../src/engine/engine.js';
-import { ScoreMapper } from '../src/core/emotions.js';
+import { EMOTIONS, ScoreMapper } from '../src/core/emotions.js';
 import { computeEq } from '../src/core/eq.js';
 import { repoPathCandidates } from '../src/repo-paths.js';
 
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     for (const [name, items] of Object.entries(lists)) {
       const read = (await engine.analyze(items.map((i) => i.text))).map((o) => computeEq(mapper.toScores(o)).category);
       const perEmotion: Record<string, string> = {};
-      for (const emotion of Object.keys(HELD_OUT)) {
+      for (const emotion of EMOTIONS) {
         const idx = items.flatMap((it, k) => (it.emotion === emotion ? [k] : []));
         perEmotion[emotion] = `${idx.filter((k) => read[k] === emotion).length}/${idx.length}`;
       }
