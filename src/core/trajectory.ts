@@ -31,9 +31,29 @@ const VOLATILITY_THRESHOLD = 0.6;
 /** Weight of a message in the aggregate state halves every this many newer messages. */
 export const STATE_HALF_LIFE = 5;
 
+/**
+ * The trend of the context's user: its last TREND_WINDOW messages with role user, or of all its messages
+ * when it has none. A chat context stores the assistant's replies too, and a supportive reply after each
+ * sad message had made a steadily sad user's trend "volatile" (docs/context-and-trajectory.md).
+ */
 export function trendOf(messages: MessageList): Trend {
+  return trendOfValences(trendWindow(messages));
+}
+
+/** Valences of the messages the trend reads, oldest first. */
+function trendWindow(messages: MessageList): number[] {
   const window: number[] = [];
-  for (let i = Math.max(0, messages.length - TREND_WINDOW); i < messages.length; i++) window.push(messages.at(i)!.eq.valence);
+  for (let i = messages.length - 1; i >= 0 && window.length < TREND_WINDOW; i--) {
+    const m = messages.at(i)!;
+    if (m.role === 'user') window.push(m.eq.valence);
+  }
+  if (window.length === 0) {
+    for (let i = messages.length - 1; i >= 0 && window.length < TREND_WINDOW; i--) window.push(messages.at(i)!.eq.valence);
+  }
+  return window.reverse();
+}
+
+function trendOfValences(window: readonly number[]): Trend {
   const n = window.length;
   if (n < 2) return { direction: 'stable', valenceTrend: 0 };
   const meanX = (n - 1) / 2;

@@ -404,14 +404,35 @@ describe('memory', () => {
     let r = await s.post(V2, v2([user('I am feeling a bit down today')], { context_id: id }));
     expect(r.status).toBe(200);
     let j = (await r.json()) as Record<string, any>;
-    expect(j.trajectory.trend.direction).toMatch(/^(improving|declining|stable|volatile)$/);
+    // One message of the user's is no trend yet; the reply stored beside it does not make one.
+    expect(j.trajectory.trend).toEqual({ direction: 'stable', valenceTrend: 0 });
     let state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
     expect(state.trajectory.baseline.messageCount).toBe(2); // user + assistant
     r = await s.post(V2, v2([user('I am feeling a bit down today'), { role: 'assistant', content: 'I am sorry.' }, user('Thanks, I feel much better now!')], { context_id: id }));
     j = (await r.json()) as Record<string, any>;
     state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
     expect(state.trajectory.baseline.messageCount).toBe(4);
-    expect(j.trajectory.trend).toHaveProperty('valenceTrend');
+    expect(j.trajectory.trend.direction).toBe('improving');
+    expect(state.trajectory.trend).toEqual(j.trajectory.trend);
+  });
+
+  it("the trajectory follows the user's messages, not the replies stored between them", async () => {
+    const id = `chat-user-trend-${Date.now()}`;
+    const said = ['I feel so sad and alone today', 'Nothing is getting better, I still feel hopeless', 'I am so tired and sad, I cried all night'];
+    let j: Record<string, any> = {};
+    for (const text of said) {
+      llm.enqueue({ kind: 'reply', content: 'I am so happy to help you today! That sounds wonderful.' });
+      j = (await (await s.post(V2, v2([user(text)], { context_id: id }))).json()) as Record<string, any>;
+      // What makes this a test: each sad message gets a cheerful reply, so over every stored message the
+      // valence swings by about 0.9 each step, which reads as volatile.
+      expect(j.emotions.user.valence).toBeLessThan(-0.2);
+      expect(j.emotions.assistant.valence).toBeGreaterThan(0.3);
+    }
+    expect(j.trajectory.trend.direction).toBe('stable');
+    expect(Math.abs(j.trajectory.trend.valenceTrend)).toBeLessThan(0.15);
+    const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.trend).toEqual(j.trajectory.trend);
+    expect(state.trajectory.baseline.messageCount).toBe(6);
   });
 
   it('a tool-result continuation does not store the same user message twice', async () => {

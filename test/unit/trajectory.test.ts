@@ -139,4 +139,24 @@ describe('trend', () => {
     expect(trendOfValences([])).toEqual({ direction: 'stable', valenceTrend: 0 });
     expect(trendOfValences([0, -0.1, -0.2]).direction).toBe('declining'); // -0.2: past the threshold
   });
+
+  /** Messages of the given roles and valences, oldest first. */
+  const spoken = (turns: ReadonlyArray<[StoredMessage['role'], number]>) =>
+    history(turns.length).map((m, i) => ({ ...m, role: turns[i]![0], eq: { ...m.eq, valence: turns[i]![1] } }));
+
+  it("follows the user: a chat's replies between the user's messages do not move it", () => {
+    // A steadily sad user, a warm reply after each message: over every message this swings by 0.9 (volatile).
+    const chat = spoken([['user', -0.4], ['assistant', 0.5], ['user', -0.45], ['assistant', 0.5], ['user', -0.4], ['assistant', 0.5]]);
+    expect(trendOf(chat)).toEqual(trendOfValences([-0.4, -0.45, -0.4]));
+    expect(trendOf(chat).direction).toBe('stable');
+    // The user's last TREND_WINDOW messages, however many replies lie between them.
+    const long = spoken(Array.from({ length: 45 }, (_, i): [StoredMessage['role'], number] => (i % 3 === 2 ? ['user', (i % 7) / 7] : ['assistant', -1])));
+    expect(trendOf(long)).toEqual(trendOfValences(Array.from({ length: 10 }, (_, k) => ((3 * (k + 5) + 2) % 7) / 7)));
+    // One user message is no trend yet, whatever the replies do.
+    expect(trendOf(spoken([['assistant', -0.9], ['user', -0.2], ['assistant', 0.9]]))).toEqual({ direction: 'stable', valenceTrend: 0 });
+  });
+
+  it('reads every message of a context that has no user message (callers that store only other roles)', () => {
+    expect(trendOf(spoken([['assistant', -0.6], ['system', -0.1], ['assistant', 0.5]]))).toEqual(trendOfValences([-0.6, -0.1, 0.5]));
+  });
 });
