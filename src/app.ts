@@ -146,6 +146,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     maxInFlightPerKey: config.maxInFlightPerKey,
     mapError: mapLowerError,
     admit: rateLimit.admit,
+    quota: rateLimit.quota,
     middleware: [
       idempotencyMiddleware({
         store: stores.idempotency,

@@ -56,7 +56,12 @@ export function batchCost(n: number): number {
  * has passed validation: a body that fails counts like any request, and a batch refused for its size is
  * answered 413, not 429 for tokens it could never spend.
  */
-export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestContext) => Promise<void>; charge: ChargeRequest } {
+export function rateLimiter(opts: RateLimitOptions): {
+  admit: (ctx: RequestContext) => Promise<void>;
+  charge: ChargeRequest;
+  /** Sets the key's RateLimit-* headers without charging (a 429 refused before its admission carries them too). */
+  quota: (ctx: RequestContext) => Promise<void>;
+} {
   const now = opts.now ?? Date.now;
   const take = async (ctx: RequestContext, cost: number, rpm: number): Promise<void> => {
     const refillPerMs = rpm / 60_000;
@@ -83,6 +88,9 @@ export function rateLimiter(opts: RateLimitOptions): { admit: (ctx: RequestConte
       const rpm = rpmOf(ctx);
       const rest = Math.min(cost, rpm) - Math.min(admissionCost(ctx), rpm);
       if (rest > 0) await take(ctx, rest, rpm);
+    },
+    quota: async (ctx) => {
+      if (ctx.key) await take(ctx, 0, rpmOf(ctx));
     },
   };
 }

@@ -120,6 +120,8 @@ export interface ServerOptions {
   tls?: { cert: string; key: string } | undefined;
   /** Runs for an authenticated request before its body is read (the rate limit's admission); throws to refuse. */
   admit?: (ctx: RequestContext) => Promise<void>;
+  /** Sets the key's quota headers without charging it, for a 429 refused before `admit`. */
+  quota?: (ctx: RequestContext) => Promise<void>;
   middleware?: readonly Middleware[];
   /** Requests handled at once; past it new requests get 503 overloaded at once. */
   maxInFlight?: number;
@@ -392,6 +394,8 @@ export class HttpServer {
           const held = this.#keyInFlight.get(ctx.key.id) ?? 0;
           const cap = this.#opts.maxInFlightPerKey ?? Infinity;
           if (held >= cap) {
+            // Every 429 carries the RateLimit-* headers (DECISIONS.md); without them if the quota's store fails.
+            await this.#opts.quota?.(ctx).catch(() => undefined);
             throw new AppError('rate_limit_exceeded', `this API key already has ${cap} requests in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' } });
           }
           this.#keyInFlight.set(ctx.key.id, held + 1);

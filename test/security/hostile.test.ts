@@ -182,6 +182,14 @@ describe('hostile input', () => {
       expect(mine.status).toBe(429);
       expect((await mine.json()).error.code).toBe('rate_limit_exceeded');
       expect(mine.headers.get('retry-after')).toBe('1');
+      // Every 429 carries the quota's headers (DECISIONS.md), read without charging it.
+      const limit = Number(mine.headers.get('ratelimit-limit'));
+      const remaining = Number(mine.headers.get('ratelimit-remaining'));
+      expect(limit).toBeGreaterThan(0);
+      // The six held requests were charged; the quota refills at limit/60 a second over the test's ~0.2 s.
+      expect(remaining).toBeLessThanOrEqual(limit - 6 + Math.ceil(limit / 60 / 2));
+      expect(remaining).toBeGreaterThanOrEqual(0);
+      expect(mine.headers.get('ratelimit-reset')).toMatch(/^\d+$/);
       const theirs = await fetch(`${small.base}/v2/emotions/analysis`, {
         method: 'POST', headers: { 'x-api-key': OTHER_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body),
       });
