@@ -63,7 +63,8 @@ export function rateLimiter(opts: RateLimitOptions): {
   quota: (ctx: RequestContext) => Promise<void>;
 } {
   const now = opts.now ?? Date.now;
-  const take = async (ctx: RequestContext, cost: number, rpm: number): Promise<void> => {
+  /** `weight`: what the whole request costs (a batch's charge takes it less what its admission took). */
+  const take = async (ctx: RequestContext, cost: number, rpm: number, weight = cost): Promise<void> => {
     const refillPerMs = rpm / 60_000;
     const r = await opts.store.take(`rl:${ctx.key!.id}`, cost, rpm, refillPerMs, now());
     ctx.replyHeaders['ratelimit-limit'] = String(rpm);
@@ -71,7 +72,9 @@ export function rateLimiter(opts: RateLimitOptions): {
     ctx.replyHeaders['ratelimit-reset'] = String(Math.ceil((rpm - r.tokens) / refillPerMs / 1000));
     if (!r.allowed) {
       const retryAfter = Math.max(1, Math.ceil((cost - r.tokens) / refillPerMs / 1000));
-      throw new AppError('rate_limit_exceeded', `rate limit of ${rpm} requests per minute exceeded; retry after ${retryAfter} s`, {
+      // Say what this request weighs: a client counting requests is otherwise told of a limit it has not reached.
+      const counts = weight === 1 ? '' : ` (this request counts as ${weight}: docs/security.md, Rate limits)`;
+      throw new AppError('rate_limit_exceeded', `rate limit of ${rpm} requests per minute exceeded${counts}; retry after ${retryAfter} s`, {
         headers: { 'retry-after': String(retryAfter) },
       });
     }
@@ -87,7 +90,7 @@ export function rateLimiter(opts: RateLimitOptions): {
       if (!ctx.key) return;
       const rpm = rpmOf(ctx);
       const rest = Math.min(cost, rpm) - Math.min(admissionCost(ctx), rpm);
-      if (rest > 0) await take(ctx, rest, rpm);
+      if (rest > 0) await take(ctx, rest, rpm, Math.min(cost, rpm));
     },
     quota: async (ctx) => {
       if (ctx.key) await take(ctx, 0, rpmOf(ctx));

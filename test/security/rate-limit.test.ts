@@ -76,6 +76,15 @@ describe('rate limits', () => {
       const r = await t.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 130 }, () => ({ content: { text: 'x' } })) });
       expect(r.status).toBe(200);
       expect(r.headers.get('ratelimit-remaining')).toBe('7');
+      // A refused batch's message names its weight, so a client counting requests sees why: 7 left, 4
+      // spent, then 3 left for the next 4.
+      const batch200 = { messages: Array.from({ length: 200 }, () => ({ content: { text: 'x' } })) };
+      expect((await t.post('/v2/emotions/batch-analysis', batch200)).status).toBe(200);
+      const refused = await t.post('/v2/emotions/batch-analysis', batch200);
+      expect(refused.status).toBe(429);
+      expect((await refused.json()).error.message).toMatch(/^rate limit of 10 requests per minute exceeded \(this request counts as 4: docs\/security.md, Rate limits\); retry after \d+ s$/);
+      const single = await t.post('/v2/emotions/analysis', { messages: [{ content: { text: 'x' } }] });
+      expect(single.status).toBe(200); // the refused batch's admission token was spent, its other three not
     } finally {
       await t.close();
     }
