@@ -60,18 +60,25 @@ export interface ErrorBody {
 }
 
 /** An error the API reports to its caller. Anything else that reaches the edge is a 500. */
+/** The limits that refuse a request at once to shed load (counted in sentio_http_requests_shed_total). */
+export const SHED_LIMITS = ['in_flight', 'key_in_flight', 'engine_queue'] as const;
+export type ShedLimit = (typeof SHED_LIMITS)[number];
+
 export class AppError extends Error {
   override name = 'AppError';
   readonly code: ErrorCode;
   readonly param: string | undefined;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Set when a limit refused the request to shed load, not for anything the request itself did. */
+  readonly shed: ShedLimit | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { param?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { param?: string; headers?: Record<string, string>; cause?: unknown; shed?: ShedLimit } = {}) {
     super(message, { cause: opts.cause });
     this.code = code;
     this.param = opts.param;
     this.headers = opts.headers ?? {};
+    this.shed = opts.shed;
   }
 
   get status(): number {

@@ -7,6 +7,7 @@ import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefault
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import { CONVERSATION_MODES } from './core/conversation-mode.js';
 import { CRISIS_KINDS } from './core/crisis.js';
+import { SHED_LIMITS } from './errors.js';
 import type { RequestLogEntry } from './http/server.js';
 import type { Transferred } from './store/context-store.js';
 
@@ -77,6 +78,11 @@ export class Metrics {
     name: 'sentio_http_request_duration_seconds', help: 'HTTP request latency (time to the last byte written)',
     labelNames: ['route', 'method'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry],
   });
+  /** Every limit starts at 0, so that the shedding alert has a series before the first refusal. */
+  readonly #shed = zeroed(new Counter({
+    name: 'sentio_http_requests_shed_total', help: 'Requests refused at once to shed load, by the limit that refused them (503 overloaded, or 429 for one key\'s in-flight share)',
+    labelNames: ['limit'] as const, registers: [this.registry],
+  }), 'limit', SHED_LIMITS);
   readonly #tokens = new Counter({
     name: 'sentio_analysed_tokens_total', help: 'Emotion-model input tokens analysed', registers: [this.registry],
   });
@@ -85,8 +91,8 @@ export class Metrics {
     buckets: LATENCY_BUCKETS, registers: [this.registry],
   });
   readonly llmLatency = new Histogram({
-    name: 'sentio_llm_request_duration_seconds', help: 'Upstream LLM call time (to the last token)',
-    labelNames: ['model', 'stream'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
+    name: 'sentio_llm_request_duration_seconds', help: 'Upstream LLM call time: to the last token (outcome ok), or to the upstream\'s failure (outcome error: also counted in sentio_llm_errors_total)',
+    labelNames: ['model', 'stream', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
   });
   readonly llmErrors = new Counter({
     name: 'sentio_llm_errors_total', help: 'Upstream LLM failures by kind',
@@ -196,6 +202,7 @@ export class Metrics {
     this.#perWorker?.();
     this.#latency.observe({ route: e.route, method: e.method }, e.latency_ms / 1000);
     if (e.analysed_tokens > 0) this.#tokens.inc(e.analysed_tokens);
+    if (e.shed) this.#shed.inc({ limit: e.shed });
   }
 }
 

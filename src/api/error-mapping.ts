@@ -5,7 +5,7 @@ export function mapLowerError(err: unknown): AppError | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   switch (code) {
     case 'ENGINE_OVERLOADED':
-      return new AppError('overloaded', 'the analysis queue is full; retry shortly', { headers: { 'retry-after': '1' }, cause: err });
+      return new AppError('overloaded', 'the analysis queue is full; retry shortly', { headers: { 'retry-after': '1' }, cause: err, shed: 'engine_queue' });
     case 'ENGINE_DISPOSED':
       return new AppError('service_unavailable', 'the engine is shutting down', { headers: { 'retry-after': '1' }, cause: err });
     case 'STORE_UNAVAILABLE':

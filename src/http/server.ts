@@ -8,6 +8,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import { AppError, toErrorBody } from '../errors.js';
+import type { ShedLimit } from '../errors.js';
 import { Canceller } from '../engine/cancel.js';
 import type { CancelSignal } from '../engine/cancel.js';
 import type { ApiKeyInfo, KeyVerifier } from '../auth/api-keys.js';
@@ -109,6 +110,8 @@ export interface RequestLogEntry {
   status: number;
   latency_ms: number;
   analysed_tokens: number;
+  /** The limit that refused the request to shed load, if one did. */
+  shed?: ShedLimit;
 }
 
 export interface ServerOptions {
@@ -336,6 +339,7 @@ export class HttpServer {
     this.#inFlight++;
     let keyCounted: string | undefined; // the key this request counts against, once admitted
     let status = 499; // client closed before a reply, as nginx logs it
+    let shed: ShedLimit | undefined;
     let finished = false;
     const finish = () => {
       if (finished) return;
@@ -348,11 +352,13 @@ export class HttpServer {
         if (n === 0) this.#keyInFlight.delete(keyCounted);
         else this.#keyInFlight.set(keyCounted, n);
       }
-      this.#opts.onRequestDone?.({
+      const entry: RequestLogEntry = {
         request_id: ctx.requestId, key_id: ctx.key?.id, method: ctx.method, route: ctx.route,
         status, latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
         analysed_tokens: ctx.analysedTokens,
-      });
+      };
+      if (shed) entry.shed = shed;
+      this.#opts.onRequestDone?.(entry);
       if (this.#inFlight === 0 && this.#idleWaiters.length) {
         const waiters = this.#idleWaiters;
         this.#idleWaiters = [];
@@ -362,6 +368,7 @@ export class HttpServer {
     const sendError = (err: AppError, closeConnection = false) => {
       if (state.aborted) return; // nobody to answer: the request stays logged as 499
       status = err.status;
+      shed = err.shed;
       state.responded = true;
       const body = JSON.stringify(toErrorBody(err, ctx.requestId));
       const headers = { ...ctx.replyHeaders, ...err.headers };
@@ -387,7 +394,7 @@ export class HttpServer {
         ctx.key = this.#authenticate(headers['x-api-key'] ?? '', headers['authorization'] ?? '');
         if (route.shed !== false) {
           if (this.#inFlight > (this.#opts.maxInFlight ?? Infinity)) {
-            throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' } });
+            throw new AppError('overloaded', `more than ${this.#opts.maxInFlight} requests in progress; retry shortly`, { headers: { 'retry-after': '1' }, shed: 'in_flight' });
           }
           // One key must not hold every slot: within its quota, slow bodies or long streams kept them all,
           // and every other tenant got 503 (a reviewer's probe: 520 trickled bodies, 54 of 69 refused).
@@ -396,7 +403,7 @@ export class HttpServer {
           if (held >= cap) {
             // Every 429 carries the RateLimit-* headers (DECISIONS.md); without them if the quota's store fails.
             await this.#opts.quota?.(ctx).catch(() => undefined);
-            throw new AppError('rate_limit_exceeded', `this API key already has ${cap} requests in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' } });
+            throw new AppError('rate_limit_exceeded', `this API key already has ${cap} requests in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' }, shed: 'key_in_flight' });
           }
           this.#keyInFlight.set(ctx.key.id, held + 1);
           keyCounted = ctx.key.id;

@@ -613,7 +613,12 @@ describe('upstream failures', () => {
 
   it('upstream latency and failures reach /metrics', async () => {
     const text = await (await s.get('/metrics')).text();
-    expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false"\} [1-9]/);
+    expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false",outcome="ok"\} [1-9]/);
+    // The failed calls' time too, apart: an upstream that times out must not look fast.
+    const failed = [...text.matchAll(/^sentio_llm_errors_total\{kind="[a-z_]+"\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    expect(failed).toBeGreaterThan(0);
+    const observed = [...text.matchAll(/^sentio_llm_request_duration_seconds_count\{[^}]*outcome="error"[^}]*\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    expect(observed).toBe(failed);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_rate_limited"\} [1-9]/);
     expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);
   });

@@ -71,6 +71,13 @@ async function flood(s: TestServer, limit: 'in-flight' | 'queue', ahead: number)
   expect(p99).toBeLessThan(bound);
   expect(process.memoryUsage().rss - rssBefore).toBeLessThan(300 * 1024 * 1024);
 
+  // Operators see the shedding, by the limit that did it (docs/deployment.md's alert reads this counter).
+  const metrics = await (await s.get('/metrics')).text();
+  const shed = (l: string) => Number(metrics.match(new RegExp(`^sentio_http_requests_shed_total\\{limit="${l}"\\} (\\d+)$`, 'm'))?.[1]);
+  expect(shed(limit === 'in-flight' ? 'in_flight' : 'engine_queue')).toBe(counts.get(refused));
+  expect(shed(limit === 'in-flight' ? 'engine_queue' : 'in_flight')).toBe(0);
+  expect(shed('key_in_flight')).toBe(0);
+
   const after = performance.now();
   const r = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'are you back?' } }] });
   expect(r.status).toBe(200);

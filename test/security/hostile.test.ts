@@ -190,6 +190,8 @@ describe('hostile input', () => {
       expect(remaining).toBeLessThanOrEqual(limit - 6 + Math.ceil(limit / 60 / 2));
       expect(remaining).toBeGreaterThanOrEqual(0);
       expect(mine.headers.get('ratelimit-reset')).toMatch(/^\d+$/);
+      // Counted as shed load, apart from a spent quota's 429s.
+      expect(await (await small.get('/metrics', { 'x-api-key': OTHER_KEY })).text()).toMatch(/^sentio_http_requests_shed_total\{limit="key_in_flight"\} 1$/m);
       const theirs = await fetch(`${small.base}/v2/emotions/analysis`, {
         method: 'POST', headers: { 'x-api-key': OTHER_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body),
       });

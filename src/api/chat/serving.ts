@@ -270,17 +270,23 @@ class ChatTurn {
     }
   }
 
-  /** The upstream call ended well: its time, from request to last token, goes to /metrics. */
-  #observeLatency(): void {
-    this.deps.metrics?.llmLatency.observe({ model: this.req.publicModel, stream: String(this.req.stream) }, (performance.now() - this.#llmStarted) / 1000);
+  /**
+   * The upstream call's time, from request to last token (ok) or to its failure (error), goes to /metrics:
+   * with only the calls that ended well observed, an upstream timing out looked fast (operator review).
+   */
+  #observeLatency(outcome: 'ok' | 'error' = 'ok'): void {
+    this.deps.metrics?.llmLatency.observe({ model: this.req.publicModel, stream: String(this.req.stream), outcome }, (performance.now() - this.#llmStarted) / 1000);
   }
 
   /**
-   * An upstream failure, for sentio_llm_errors_total: only the upstream's own (not Sentio's, not a client
-   * gone, not a request the upstream refused as the caller's fault: upstream_rejected, a 400 to the caller).
+   * An upstream failure, for sentio_llm_errors_total and the latency's error outcome: only the upstream's
+   * own (not Sentio's, not a client gone, not a request the upstream refused as the caller's fault:
+   * upstream_rejected, a 400 to the caller).
    */
   #countFailure(err: AppError): void {
-    if (!this.ctx.signal.aborted && err.code !== 'upstream_rejected') this.deps.metrics?.llmErrors.inc({ kind: err.code });
+    if (this.ctx.signal.aborted || err.code === 'upstream_rejected') return;
+    this.deps.metrics?.llmErrors.inc({ kind: err.code });
+    this.#observeLatency('error');
   }
 
   /**
