@@ -59,11 +59,11 @@ export interface ErrorBody {
   request_id: string;
 }
 
-/** An error the API reports to its caller. Anything else that reaches the edge is a 500. */
 /** The limits that refuse a request at once to shed load (counted in sentio_http_requests_shed_total). */
 export const SHED_LIMITS = ['in_flight', 'key_in_flight', 'engine_queue'] as const;
 export type ShedLimit = (typeof SHED_LIMITS)[number];
 
+/** An error the API reports to its caller. Anything else that reaches the edge is a 500. */
 export class AppError extends Error {
   override name = 'AppError';
   readonly code: ErrorCode;
