@@ -32,25 +32,26 @@ const VOLATILITY_THRESHOLD = 0.6;
 export const STATE_HALF_LIFE = 5;
 
 /**
- * The trend of the context's user: its last TREND_WINDOW messages with role user, or of all its messages
- * when it has none. A chat context stores the assistant's replies too, and a supportive reply after each
- * sad message had made a steadily sad user's trend "volatile" (docs/context-and-trajectory.md).
+ * The stored messages that describe the context's user, newest first, at most `max`: those with role
+ * user, or all of them in a context that has none (a caller that stores only other roles). A chat context
+ * holds the assistant's replies too, and read with them a steadily sad user answered by warm replies had
+ * an "improving" or "volatile" trend and a cheerful state: the bot's tone, not the user's mood
+ * (docs/context-and-trajectory.md).
  */
-export function trendOf(messages: MessageList): Trend {
-  return trendOfValences(trendWindow(messages));
+function usersNewest(messages: MessageList, max: number): StoredMessage[] {
+  const picked: StoredMessage[] = [];
+  for (let i = messages.length - 1; i >= 0 && picked.length < max; i--) {
+    const m = messages.at(i)!;
+    if (m.role === 'user') picked.push(m);
+  }
+  if (picked.length > 0) return picked;
+  for (let i = messages.length - 1; i >= 0 && picked.length < max; i--) picked.push(messages.at(i)!);
+  return picked;
 }
 
-/** Valences of the messages the trend reads, oldest first. */
-function trendWindow(messages: MessageList): number[] {
-  const window: number[] = [];
-  for (let i = messages.length - 1; i >= 0 && window.length < TREND_WINDOW; i--) {
-    const m = messages.at(i)!;
-    if (m.role === 'user') window.push(m.eq.valence);
-  }
-  if (window.length === 0) {
-    for (let i = messages.length - 1; i >= 0 && window.length < TREND_WINDOW; i--) window.push(messages.at(i)!.eq.valence);
-  }
-  return window.reverse();
+/** The trend over the user's last TREND_WINDOW messages (usersNewest). */
+export function trendOf(messages: MessageList): Trend {
+  return trendOfValences(usersNewest(messages, TREND_WINDOW).map((m) => m.eq.valence).reverse());
 }
 
 function trendOfValences(window: readonly number[]): Trend {
@@ -77,16 +78,18 @@ function trendOfValences(window: readonly number[]): Trend {
   return { direction, valenceTrend };
 }
 
+/** Means over the user's messages (usersNewest); messageCount counts every message the context holds. */
 export function baselineOf(messages: MessageList): Baseline | undefined {
-  const n = messages.length;
-  if (n === 0) return undefined;
+  if (messages.length === 0) return undefined;
+  const users = usersNewest(messages, Infinity);
+  const n = users.length;
   let intensity = 0;
   let valence = 0;
   let arousal = 0;
   let discovery = 0;
   const counts = new Map<Emotion, number>(); // in first-seen order, which breaks ties below
-  for (let i = 0; i < n; i++) {
-    const m = messages.at(i)!;
+  for (let i = n - 1; i >= 0; i--) {
+    const m = users[i]!;
     intensity += m.eq.intensity;
     valence += m.eq.valence;
     arousal += m.eq.arousal;
@@ -94,7 +97,7 @@ export function baselineOf(messages: MessageList): Baseline | undefined {
     counts.set(m.eq.category, (counts.get(m.eq.category) ?? 0) + 1);
   }
   // The commonest category; on a tie the newest message's, else the one seen first.
-  let dominantCategory: Emotion = messages.at(n - 1)!.eq.category;
+  let dominantCategory: Emotion = users[0]!.eq.category;
   for (const [e, c] of counts) if (c > counts.get(dominantCategory)!) dominantCategory = e;
   return {
     averageIntensity: intensity / n,
@@ -102,7 +105,7 @@ export function baselineOf(messages: MessageList): Baseline | undefined {
     averageArousal: arousal / n,
     averageDiscovery: discovery / n,
     dominantCategory,
-    messageCount: n,
+    messageCount: messages.length,
   };
 }
 
@@ -144,18 +147,22 @@ export function scoresOf(m: StoredMessage): Scores {
  */
 export const STATE_WINDOW = STATE_HALF_LIFE * 24;
 
-/** The context's current state: stored messages mixed with weights that halve every STATE_HALF_LIFE messages. */
+/**
+ * The context's current state: the user's messages (usersNewest) mixed with weights that halve every
+ * STATE_HALF_LIFE messages; `tokens` counts every stored message.
+ */
 export function aggregateState(messages: MessageList): Scores | undefined {
   const n = messages.length;
   if (n === 0) return undefined;
+  const users = usersNewest(messages, STATE_WINDOW);
   const raw = new Float64Array(EMOTIONS.length);
   const sub = new Float64Array(SUB_EMOTIONS.length);
   let valence = 0;
   let arousal = 0;
   let weights = 0;
-  for (let i = Math.max(0, n - STATE_WINDOW); i < n; i++) {
-    const m = messages.at(i)!;
-    const w = Math.pow(0.5, (n - 1 - i) / STATE_HALF_LIFE);
+  for (let k = users.length - 1; k >= 0; k--) { // oldest first, as the sums have always been taken
+    const m = users[k]!;
+    const w = Math.pow(0.5, k / STATE_HALF_LIFE);
     weights += w;
     for (let j = 0; j < raw.length; j++) raw[j]! += w * m.raw[j]!;
     for (let j = 0; j < sub.length; j++) sub[j]! += w * m.sub[j]!;

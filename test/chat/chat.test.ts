@@ -416,7 +416,7 @@ describe('memory', () => {
     expect(state.trajectory.trend).toEqual(j.trajectory.trend);
   });
 
-  it("the trajectory follows the user's messages, not the replies stored between them", async () => {
+  it("the trajectory and state follow the user's messages, not the replies stored between them", async () => {
     const id = `chat-user-trend-${Date.now()}`;
     const said = ['I feel so sad and alone today', 'Nothing is getting better, I still feel hopeless', 'I am so tired and sad, I cried all night'];
     let j: Record<string, any> = {};
@@ -433,6 +433,10 @@ describe('memory', () => {
     const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
     expect(state.trajectory.trend).toEqual(j.trajectory.trend);
     expect(state.trajectory.baseline.messageCount).toBe(6);
+    // The state and the baseline are the user's too: sad, where the replies would have pulled them positive.
+    expect(state.trajectory.baseline.baselineValence).toBeLessThan(-0.2);
+    expect(state.trajectory.baseline.dominantCategory).toBe('sadness');
+    expect(state.emotions.system.valence).toBeLessThan(-0.2);
   });
 
   it('a tool-result continuation does not store the same user message twice', async () => {

@@ -160,3 +160,33 @@ describe('trend', () => {
     expect(trendOf(spoken([['assistant', -0.6], ['system', -0.1], ['assistant', 0.5]]))).toEqual(trendOfValences([-0.6, -0.1, 0.5]));
   });
 });
+
+describe("state and baseline follow the user's messages", () => {
+  /** A chat: the user's messages as history() makes them, a reply after each that differs in every number. */
+  function chat(n: number): { all: StoredMessage[]; users: StoredMessage[] } {
+    const users = history(n, 7);
+    const replies = history(n, 8).map((m) => ({ ...m, role: 'assistant' as const, eq: { ...m.eq, category: 'joy' as Emotion } }));
+    return { all: users.flatMap((m, i) => [m, replies[i]!]), users };
+  }
+
+  it('the state mixes only the user messages, with the weights it gives them alone', () => {
+    for (const n of [1, 6, STATE_WINDOW + 3]) {
+      const { all, users } = chat(n);
+      const got = aggregateState(all)!;
+      const want = aggregateState(users)!;
+      expect({ ...got, tokens: 0 }).toEqual({ ...want, tokens: 0 });
+      expect(got.tokens).toBe(all.reduce((a, m) => a + m.tokens, 0)); // what the context holds
+    }
+  });
+
+  it('the baseline averages the user messages and counts every message', () => {
+    const { all, users } = chat(9);
+    expect(baselineOf(all)).toEqual({ ...baselineOf(users)!, messageCount: 18 });
+  });
+
+  it('a context without user messages reads all of them', () => {
+    const others = history(5).map((m) => ({ ...m, role: 'assistant' as const }));
+    expect(aggregateState(others)).toEqual(aggregateState(history(5)));
+    expect(baselineOf(others)).toEqual(baselineOf(history(5)));
+  });
+});
