@@ -151,7 +151,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
     if (this.#pending.size > 0) {
       this.#logger?.warn({ idempotency_writes: this.#pending.size },
-        'closing without every Idempotency-Key write in Redis: those keys answer 409 until their lease ends');
+        // "may": a claim that failed while Redis was down queued its release too, though it may never have reached Redis.
+        'closing without every Idempotency-Key write in Redis: those keys may answer 409 until their lease ends');
     }
     this.#pending.clear();
   }
