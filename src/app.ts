@@ -105,6 +105,8 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     contexts: () => store.size(),
     transferred: store.transferred?.bind(store),
     worker: opts.worker,
+    // Read at scrape time only, once the server below exists.
+    inFlight: () => ({ requests: server.inFlight, busiestKey: server.busiestKeyInFlight }),
   });
   const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
   let keyFile: FileKeyVerifier | undefined;

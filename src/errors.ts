@@ -89,9 +89,17 @@ export class AppError extends Error {
 /** Characters of a message or param an error body carries: both may echo a client's value (a model name, a field). */
 const ECHO_LIMIT = 512;
 
-/** `s`, cut at `max` characters with an ellipsis when longer. */
+// A surrogate without its pair. JSON.stringify writes one as a \ud83d escape, which strict clients
+// (serde_json, Python encoding to UTF-8) refuse, so the whole error body would be unreadable to them.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `s`, cut at `max` characters with an ellipsis when longer, with lone surrogates made U+FFFD: a client's
+ * value may hold one, a cut may split a pair, and V8's JSON.parse message quotes a half of one.
+ */
 export function clip(s: string, max: number): string {
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  const cut = s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  return cut.replace(LONE_SURROGATE, '\uFFFD');
 }
 
 export function toErrorBody(err: AppError, requestId: string): ErrorBody {

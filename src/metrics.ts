@@ -118,6 +118,8 @@ export class Metrics {
     transferred?: (() => Transferred) | undefined;
     /** The HTTP worker thread this server is (SENTIO_HTTP_WORKERS > 1): its requests get a series of their own. */
     worker?: number | undefined;
+    /** Requests in progress now, and the most of them one API key holds (HttpServer). */
+    inFlight?: () => { requests: number; busiestKey: number };
   }) {
     this.#engine = sources.engine;
     if (sources.worker !== undefined) {
@@ -140,6 +142,17 @@ export class Metrics {
         this.set(lastContexts);
       },
     });
+    const inFlight = sources.inFlight;
+    if (inFlight) {
+      new Gauge({
+        name: 'sentio_http_requests_in_flight', help: 'Requests in progress (streams included, this scrape too): SENTIO_MAX_IN_FLIGHT bounds it', registers: [this.registry],
+        collect() { this.set(inFlight().requests); },
+      });
+      new Gauge({
+        name: 'sentio_http_key_requests_in_flight_max', help: 'The most requests in progress held by one API key: SENTIO_MAX_IN_FLIGHT_PER_KEY bounds it', registers: [this.registry],
+        collect() { this.set(inFlight().busiestKey); },
+      });
+    }
     const transferred = sources.transferred;
     if (transferred) {
       new Counter({
@@ -221,7 +234,7 @@ function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonl
 export async function threadsText(parts: MetricObjectWithValues<MetricValue<string>>[][], engine: EngineMetricsSource): Promise<string> {
   const aggregator = (name: string): string | undefined => {
     if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored') return 'first';
-    if (name.startsWith('sentio_nodejs_eventloop_lag_')) return 'max';
+    if (name.startsWith('sentio_nodejs_eventloop_lag_') || name === 'sentio_http_key_requests_in_flight_max') return 'max';
     return undefined; // as declared (sum for ours)
   };
   const marked = parts.map((metrics) => metrics.map((m) => {

@@ -196,6 +196,13 @@ export class HttpServer {
     return this.#inFlight;
   }
 
+  /** The most requests in progress of one API key, of those SENTIO_MAX_IN_FLIGHT_PER_KEY counts (0 if none). */
+  get busiestKeyInFlight(): number {
+    let most = 0;
+    for (const n of this.#keyInFlight.values()) if (n > most) most = n;
+    return most;
+  }
+
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#app.listen(host, port, (socket) => {
@@ -576,8 +583,9 @@ const PATH_PARAMS = ['context_id', 'message_id'];
 function decodeParam(raw: string, index: number): string {
   const name = PATH_PARAMS[index] ?? `path parameter ${index + 1}`;
   // uWS reads the path's bytes as UTF-8, and bytes that are not become U+FFFD: raw 0xFF and 0xFE then named
-  // one context. A path is ASCII with the rest percent-encoded (RFC 3986), where such bytes fail below.
-  if (raw.includes('\uFFFD')) throw new AppError('invalid_path_parameter', `${name} holds bytes that are not UTF-8; percent-encode it`, { param: name });
+  // one context. A raw U+FFFD reads the same, so it is refused too. A path is ASCII with the rest
+  // percent-encoded (RFC 3986), where bad bytes fail below and %EF%BF%BD is read exactly.
+  if (raw.includes('\uFFFD')) throw new AppError('invalid_path_parameter', `${name} holds raw bytes that are not UTF-8, or a raw U+FFFD; percent-encode it`, { param: name });
   try {
     return decodeURIComponent(raw);
   } catch {

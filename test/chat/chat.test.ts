@@ -319,12 +319,16 @@ describe('request validation', () => {
     const send = (body: string) => fetch(s.base + V2, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body });
     const head = '{"model":"llm-k2-thinking","emotion_model":"emotion-v2",';
     const tools = (depth: number) => `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":${nest(depth)}}}}]`;
-    let r = await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(5000)}}`);
+    // 100 levels pass the body's bound (128, src/http/body.ts) and meet the free-form one; 5,000 meet the body's.
+    let r = await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(100)}}`);
     expect(r.status).toBe(400);
     expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'tools[0].function.parameters.properties' });
-    r = await send(`${head}"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y","annotations":[${nest(5000)}]},{"role":"user","content":"z"}]}`);
+    r = await send(`${head}"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y","annotations":[${nest(100)}]},{"role":"user","content":"z"}]}`);
     expect(r.status).toBe(400);
     expect(await errorOf(r)).toMatchObject({ code: 'invalid_value', param: 'messages[1].annotations[0]' });
+    r = await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(5000)}}`);
+    expect(r.status).toBe(400);
+    expect(await errorOf(r)).toMatchObject({ code: 'invalid_json' });
     expect((await send(`${head}"messages":[{"role":"user","content":"x"}],${tools(60)}}`)).status).toBe(200);
   });
 

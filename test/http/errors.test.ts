@@ -150,6 +150,24 @@ describe('validation (400)', () => {
     expect(body.error.message.length).toBe(512);
   });
 
+  // A cut through an emoji, or V8's JSON.parse message quoting half of one, left a lone surrogate, which
+  // strict clients (serde_json, Python encoding to UTF-8) cannot read: the error was unreadable (edge review).
+  it('an error body never carries a lone surrogate', async () => {
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    const cut = await s.post(p, { messages: [msg()], ['\u{1F600}'.repeat(600)]: 1 });
+    const cutBody = (await cut.json()).error;
+    expect(cutBody.code).toBe('unknown_field');
+    expect(cutBody.param).toHaveLength(512);
+    expect(cutBody.param.endsWith('\uFFFD…')).toBe(true);
+    const bad = await s.post(p, '\u{1F600}\u{1F600}');
+    const badBody = (await bad.json()).error;
+    expect(badBody.code).toBe('invalid_json');
+    for (const e of [cutBody, badBody]) {
+      expect(lone.test(e.message), e.message).toBe(false);
+      if (e.param) expect(lone.test(e.param), e.param).toBe(false);
+    }
+  });
+
   it('unknown models are invalid_model', async () => {
     await expectError(await s.post(p, { model: 'gpt-4', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
     await expectError(await s.post('/v1/emotions/batch-analyse', { model: 'emotion-v3', messages: [msg()] }), 400, 'invalid_request_error', 'invalid_model', 'model');
@@ -184,6 +202,11 @@ describe('validation (400)', () => {
       expect(raw.status, path).toBe(400);
       expect(JSON.parse(raw.body).error).toMatchObject({ code: 'invalid_path_parameter', param: path.includes('message') ? 'message_id' : 'context_id' });
     }
+    // A raw U+FFFD reads the same as a bad byte, so it is refused too; percent-encoded it is read exactly.
+    const fffd = await rawRequest(s.sentio.port, Buffer.from(`GET /v2/emotions/a\uFFFD HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`, 'utf8'));
+    expect(fffd.status).toBe(400);
+    expect(JSON.parse(fffd.body).error.message).toContain('raw U+FFFD');
+    await expectError(await s.get('/v2/emotions/a%EF%BF%BD'), 404, 'not_found_error', 'context_not_found', 'context_id');
     // Raw UTF-8 is still read as what it spells.
     expect((await rawRequest(s.sentio.port, Buffer.from(`GET /v2/emotions/caf\u00e9-none HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`, 'utf8'))).status).toBe(404);
     // An id with a lone surrogate has no UTF-8 form: stored, no path could read it back.
