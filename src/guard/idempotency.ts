@@ -10,6 +10,7 @@ import { AppError } from '../errors.js';
 import type { Middleware, Reply } from '../http/server.js';
 import type { SseStream } from '../http/sse.js';
 import type { ChargeRequest } from './rate-limit.js';
+import { StreamRecord } from './stream-record.js';
 
 export type StoredReply =
   | { kind: 'json'; status: number; body: string; headers: Record<string, string> }
@@ -192,31 +193,21 @@ function replay(stored: StoredReply): Reply {
 }
 
 /**
- * Characters of a streamed reply kept for replay. A longer stream is passed through unrecorded and its key
- * released (a retry runs again): keeping every event of every such stream took 16 streams of 18 MB to
- * 300 MB more memory, where the stream itself is never held whole.
+ * Pass the stream through while keeping a copy of its events (StreamRecord); store it only if it ran to
+ * the end, and release the key if the copy grew too long to keep (a retry then runs again).
  */
-const MAX_RECORDED_CHARS = 4 * 1_048_576;
-
-/** Pass the stream through while keeping a copy of its events; store it only if it ran to the end. */
 function recordStream(reply: { stream: (sse: SseStream) => Promise<void> }, store: (events: string[]) => Promise<void>, release: () => Promise<void>): Reply {
   return {
     stream: async (sse) => {
-      let events: string[] | undefined = [];
-      let chars = 0;
-      sse.tap = (data) => {
-        if (!events) return;
-        chars += data.length;
-        if (chars > MAX_RECORDED_CHARS) events = undefined;
-        else events.push(data);
-      };
+      const record = new StreamRecord();
+      sse.tap = (data) => record.add(data);
       try {
         await reply.stream(sse);
       } catch (err) {
         await release();
         throw err;
       }
-      const recorded = events as string[] | undefined; // reassigned by the tap
+      const recorded = record.events();
       if (recorded?.at(-1) === '[DONE]' && !recorded.some((e) => e.startsWith('{"error"'))) await store(recorded);
       else await release();
     },

@@ -398,7 +398,7 @@ function parseChunk(data: string): UpstreamChunk {
   }
   const error = (parsed as { error?: unknown }).error;
   if (error !== undefined && error !== null) {
-    throw new AppError('upstream_error', 'the upstream LLM failed mid-stream'); // its text: see statusError
+    throw new AppError('upstream_error', 'the upstream LLM sent an error event in its stream'); // its text: see statusError
   }
   const choices = (parsed as { choices?: unknown }).choices;
   if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {

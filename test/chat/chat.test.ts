@@ -217,6 +217,28 @@ describe('V2 chat, non-streaming', () => {
     expect((JSON.parse(last) as Record<string, any>).usage.completion_tokens).toBe(expected);
   });
 
+  // A thinking model's 3,000 bytes of reasoning were estimated as nothing, and Moonshot's usage, sent inside
+  // the last streamed choice, was relayed and then replaced by the estimate (chat review, 2026-11-27).
+  it('estimates reasoning as reply text, and reads a streamed usage from inside the last choice', async () => {
+    const reasoning = 'r'.repeat(3_000);
+    const completion = { id: 'up', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi.', reasoning_content: reasoning }, finish_reason: 'stop' }] };
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify(completion)] });
+    const plain = (await (await s.post(V2, v2([user('hello')], { emotion_guidance: false }))).json()) as Record<string, any>;
+    expect(plain.usage.completion_tokens).toBe(1 + 750); // 3 bytes and 3,000 bytes, a token per 4
+    const chunk = (choice: object) => `data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, ...choice }] })}\n\n`;
+    const pieces = (usage?: object) => [chunk({ delta: { role: 'assistant', reasoning_content: reasoning } }),
+      chunk({ delta: { content: 'Hi.' }, finish_reason: 'stop', ...(usage ? { usage } : {}) }), 'data: [DONE]\n\n'];
+    const lastUsage = async () => {
+      const text = await (await s.post(V2, v2([user('hello')], { emotion_guidance: false, stream: true }))).text();
+      const last = text.split('\n\n').map((e) => e.slice('data: '.length)).filter((d) => d.includes('"analyse_tokens"')).at(-1)!;
+      return (JSON.parse(last) as Record<string, any>).usage;
+    };
+    llm.enqueue({ kind: 'raw', pieces: pieces() });
+    expect((await lastUsage()).completion_tokens).toBe(1 + 750);
+    llm.enqueue({ kind: 'raw', pieces: pieces({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 }) });
+    expect(await lastUsage()).toMatchObject({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 });
+  });
+
   it('a long reply reaches the client whole, and is scored and stored as its first 8 KiB', async () => {
     const reply = 'I am so glad you asked, this is wonderful news. '.repeat(600); // 28,800 bytes
     const id = `long-reply-${Date.now()}`;

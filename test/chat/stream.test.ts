@@ -23,11 +23,11 @@ interface Event {
 }
 
 /** POST and read the SSE body event by event, with the arrival time of each. */
-async function streamChat(path: string, body: Record<string, unknown>, signal?: AbortSignal, onEvent?: (e: Event) => void): Promise<{ res: Response; events: Event[] }> {
+async function streamChat(path: string, body: Record<string, unknown>, signal?: AbortSignal, onEvent?: (e: Event) => void, headers: Record<string, string> = {}): Promise<{ res: Response; events: Event[] }> {
   const t0 = performance.now();
   const res = await fetch(s.base + path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY },
+    headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY, ...headers },
     body: JSON.stringify(body),
     signal,
   });
@@ -548,8 +548,34 @@ describe('malformed upstream streams', () => {
     expect(events.at(-1)!.data).toBe('[DONE]');
   });
 
+  // 24,000 small chunks went past the recording cap, so a retry called the LLM again and stored the turn
+  // twice (chat review): past 1 Mi characters the record merges text deltas, and the retry is replayed.
+  it('with an Idempotency-Key, a stream of 30,000 small chunks is replayed, its text deltas merged', async () => {
+    const pieces = [chunk([{ index: 0, delta: { role: 'assistant', content: '' } }]),
+      ...Array.from({ length: 10_000 }, (_, i) => chunk([{ index: 0, delta: { reasoning_content: `step ${i} ` } }])),
+      ...Array.from({ length: 20_000 }, (_, i) => chunk([{ index: 0, delta: { content: i % 2 ? 'so happy ' : 'and "glad" \\ ' } }])),
+      chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]), 'data: [DONE]\n\n'];
+    const ctx = `long-${Date.now()}`;
+    const send = () => streamChat(V2, body([user('think it through')], { context_id: ctx }), undefined, undefined, { 'idempotency-key': `long-${ctx}` });
+    const text = (events: Event[], field: string) => events.flatMap((e) => e.json?.choices ?? []).map((c: any) => c.delta?.[field] ?? '').join('');
+    llm.enqueue({ kind: 'raw', pieces });
+    const first = await send();
+    expect(first.events.length).toBeGreaterThan(30_000);
+    const again = await send();
+    expect(again.res.headers.get('idempotent-replayed')).toBe('true');
+    expect(llm.received).toHaveLength(1);
+    expect(again.events.length).toBeLessThan(first.events.length / 10);
+    for (const field of ['content', 'reasoning_content']) expect(text(again.events, field)).toBe(text(first.events, field));
+    expect(text(first.events, 'content')).toContain('and "glad" \\ so happy');
+    // The role chunk, the finish, the emotions chunk and [DONE] are replayed as sent.
+    expect(again.events.slice(-3).map((e) => e.data)).toEqual(first.events.slice(-3).map((e) => e.data));
+    expect(again.events[0]!.data).toBe(first.events[0]!.data);
+    const state = await (await s.get(`/v2/emotions/${ctx}`)).json();
+    expect(state.trajectory.baseline.messageCount).toBe(2);
+  });
+
   // Every event of every stream was kept for the replay: 16 streams of 18 MB took 300 MB more memory.
-  it('with an Idempotency-Key, a stream over 4 Mi characters passes unrecorded and a retry runs again', async () => {
+  it('with an Idempotency-Key, a stream whose text is over 4 Mi characters passes unrecorded and a retry runs again', async () => {
     const kib64 = 'x'.repeat(65_536);
     const pieces = [...Array.from({ length: 80 }, () => chunk([{ index: 0, delta: { content: kib64 } }])),
       chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]), 'data: [DONE]\n\n'];

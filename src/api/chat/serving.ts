@@ -27,7 +27,7 @@ import type { SseStream } from '../../http/sse.js';
 import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
-import type { UpstreamChunk, UpstreamUsage } from '../../llm/types.js';
+import type { UpstreamChunk, UpstreamMessage, UpstreamUsage } from '../../llm/types.js';
 import { bytesToTokens, estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
 import { truncateUtf8 } from '../utf8.js';
@@ -137,7 +137,8 @@ class ChatTurn {
     const tail = await this.#finish(await analysis, replyText, llmUsage(
       usage,
       () => estimatePromptTokens(messages, this.req.tools),
-      () => estimateTokens(replyText) + bytesToTokens(toolCallBytes(message.tool_calls)),
+      () => estimateTokens(replyText) + estimateTokens(reasoningText(choice.message))
+        + bytesToTokens(toolCallBytes(message.tool_calls)),
     ));
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
@@ -382,7 +383,10 @@ class ChatTurn {
           if (text.length < keep) text += delta.content.slice(0, keep - text.length);
           textBytes += Buffer.byteLength(delta.content, 'utf8');
         }
+        if (typeof delta?.['reasoning_content'] === 'string') textBytes += Buffer.byteLength(delta['reasoning_content'], 'utf8');
         if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
+        // Moonshot puts the stream's usage in its last choice rather than beside it.
+        if (!chunk.usage && isUsage(c['usage'])) usage = c['usage'];
         if (c.finish_reason) finished = true;
       }
       await sse.send(`${head}${JSON.stringify(choices)}}`);
@@ -469,6 +473,16 @@ function runFields(from: Record<string, unknown>): Record<string, string | null>
     if (typeof v === 'string' || v === null) out[k] = v;
   }
   return out;
+}
+
+/** A thinking model's reasoning (`reasoning_content`): generated, so counted in an estimate of completion tokens. */
+function reasoningText(m: UpstreamMessage | undefined): string {
+  const r = m?.['reasoning_content'];
+  return typeof r === 'string' ? r : '';
+}
+
+function isUsage(v: unknown): v is UpstreamUsage {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** An upstream's token count when it is one (a count in another shape is estimated instead). */
