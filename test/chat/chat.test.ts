@@ -220,11 +220,11 @@ describe('V2 chat, non-streaming', () => {
   // A thinking model's 3,000 bytes of reasoning were estimated as nothing, and Moonshot's usage, sent inside
   // the last streamed choice, was relayed and then replaced by the estimate (chat review, 2026-11-27).
   it('estimates reasoning as reply text, and reads a streamed usage from inside the last choice', async () => {
-    const reasoning = 'r'.repeat(3_000);
+    const reasoning = 'r'.repeat(3_001); // with the reply's 3 bytes, 3,004: one ceiling gives 751, two 752
     const completion = { id: 'up', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi.', reasoning_content: reasoning }, finish_reason: 'stop' }] };
     llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify(completion)] });
     const plain = (await (await s.post(V2, v2([user('hello')], { emotion_guidance: false }))).json()) as Record<string, any>;
-    expect(plain.usage.completion_tokens).toBe(1 + 750); // 3 bytes and 3,000 bytes, a token per 4
+    expect(plain.usage.completion_tokens).toBe(751); // a token per 4 bytes of reply and reasoning together
     const chunk = (choice: object) => `data: ${JSON.stringify({ id: 'up', object: 'chat.completion.chunk', created: 1, model: 'up', choices: [{ index: 0, ...choice }] })}\n\n`;
     const pieces = (usage?: object) => [chunk({ delta: { role: 'assistant', reasoning_content: reasoning } }),
       chunk({ delta: { content: 'Hi.' }, finish_reason: 'stop', ...(usage ? { usage } : {}) }), 'data: [DONE]\n\n'];
@@ -234,7 +234,7 @@ describe('V2 chat, non-streaming', () => {
       return (JSON.parse(last) as Record<string, any>).usage;
     };
     llm.enqueue({ kind: 'raw', pieces: pieces() });
-    expect((await lastUsage()).completion_tokens).toBe(1 + 750);
+    expect((await lastUsage()).completion_tokens).toBe(751);
     llm.enqueue({ kind: 'raw', pieces: pieces({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 }) });
     expect(await lastUsage()).toMatchObject({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 });
   });

@@ -28,6 +28,9 @@ describe('hostile input', () => {
       [`{"params": ${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}, "messages": [{"content": {"text": "x"}}]}`, 400, 'invalid_json'],
       [`{"messages": ${'['.repeat(127)}${']'.repeat(127)}}`, 400, 'invalid_type'],
       [`{"messages": ${'['.repeat(128)}${']'.repeat(128)}}`, 400, 'invalid_json'],
+      // A string that ends in an escaped backslash ends there: the nesting after it is counted.
+      [`{"model": "a\\\\", "messages": ${'['.repeat(200)}${']'.repeat(200)}}`, 400, 'invalid_json'],
+      [`{"messages": "a\\"${'['.repeat(200)}"}`, 400, 'invalid_type'],
       ['{"messages": [{"content": {"text": 12345}}]}', 400, 'invalid_type'],
       ['{"messages": [{"content": {"text": ["a"]}}]}', 400, 'invalid_type'],
       ['{"messages": [{"content": {"text": null}}]}', 400, 'invalid_type'],

@@ -28,7 +28,7 @@ import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamChunk, UpstreamMessage, UpstreamUsage } from '../../llm/types.js';
-import { bytesToTokens, estimatePromptTokens, estimateTokens } from '../../llm/tokens.js';
+import { bytesToTokens, estimatePromptTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
 import { truncateUtf8 } from '../utf8.js';
 import { entryFor } from '../entries.js';
@@ -137,7 +137,8 @@ class ChatTurn {
     const tail = await this.#finish(await analysis, replyText, llmUsage(
       usage,
       () => estimatePromptTokens(messages, this.req.tools),
-      () => estimateTokens(replyText) + estimateTokens(reasoningText(choice.message))
+      // As the stream counts it: the reply's and reasoning's bytes together, the tool calls' apart.
+      () => bytesToTokens(Buffer.byteLength(replyText, 'utf8') + Buffer.byteLength(reasoningText(choice.message), 'utf8'))
         + bytesToTokens(toolCallBytes(message.tool_calls)),
     ));
     const choices = completion.choices.map((c, i) => ({
