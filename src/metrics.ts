@@ -145,11 +145,11 @@ export class Metrics {
     const inFlight = sources.inFlight;
     if (inFlight) {
       new Gauge({
-        name: 'sentio_http_requests_in_flight', help: 'Requests in progress (streams included, this scrape too): SENTIO_MAX_IN_FLIGHT bounds it', registers: [this.registry],
+        name: 'sentio_http_requests_in_flight', help: 'Requests in progress (streams, health checks and this scrape included): SENTIO_MAX_IN_FLIGHT limits the API requests among them', registers: [this.registry],
         collect() { this.set(inFlight().requests); },
       });
       new Gauge({
-        name: 'sentio_http_key_requests_in_flight_max', help: 'The most requests in progress held by one API key: SENTIO_MAX_IN_FLIGHT_PER_KEY bounds it', registers: [this.registry],
+        name: 'sentio_http_key_requests_in_flight_max', help: 'The most requests in progress held by one API key: SENTIO_MAX_IN_FLIGHT_PER_KEY limits it', registers: [this.registry],
         collect() { this.set(inFlight().busiestKey); },
       });
     }
