@@ -25,7 +25,8 @@
  *               10–90% of the V2 maximum measured again just before the sweep (and once more after it,
  *               to show a machine that slowed meanwhile), on 64 connections, latency counted from when
  *               the generator issued each (bench/lib/paced.ts; autocannon's own rate limit sends each
- *               second's quota at once)
+ *               second's quota at once); the 70% step runs again, at most twice, until it was 65–75% of
+ *               the maxima measured around it, and its p99 is judged only then
  *
  * Each server is warmed up under single-message load before it is measured (steady state, not start-up).
  * Servers run as child processes (as `npm start` runs them) with default logging; the load generator
