@@ -398,13 +398,24 @@ function parseChunk(data: string): UpstreamChunk {
   }
   const error = (parsed as { error?: unknown }).error;
   if (error !== undefined && error !== null) {
-    throw new AppError('upstream_error', 'the upstream LLM sent an error event in its stream'); // its text: see statusError
+    // An event that says the request itself was refused is the twin of an HTTP 400 and answered as one,
+    // with the upstream's message; any other says nothing the client can act on, and its text stays here
+    // (it may name the account; see statusError).
+    if (isRejection(error)) throw new AppError('upstream_rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
+    throw new AppError('upstream_error', 'the upstream LLM sent an error event in its stream');
   }
   const choices = (parsed as { choices?: unknown }).choices;
   if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {
     throw new AppError('upstream_error', 'the upstream LLM sent a stream event whose choices are malformed');
   }
   return parsed as UpstreamChunk;
+}
+
+/** OpenAI's `invalid_request_error`, or a 400, 413 or 422 code (vLLM sends `"code": 400`, type `BadRequestError`). */
+function isRejection(error: unknown): boolean {
+  if (!isObject(error)) return false;
+  const code = Number(error['code']);
+  return error['type'] === 'invalid_request_error' || error['type'] === 'BadRequestError' || code === 400 || code === 413 || code === 422;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -249,6 +249,9 @@ describe('streaming failures', () => {
   it('an upstream that fails before its first chunk gets an ordinary HTTP error, and its Idempotency-Key is released', async () => {
     const cases: Array<[Parameters<FakeLlm['enqueue']>[0], number, string]> = [
       [{ kind: 'raw', pieces: ['data: {"error":{"message":"model overloaded","type":"server_error"}}\n\n'] }, 502, 'upstream_error'],
+      // A refusal of the request itself is answered as the upstream's HTTP 400 would be (chat review).
+      [{ kind: 'raw', pieces: ['data: {"error":{"message":"context too long","type":"invalid_request_error"}}\n\n'] }, 400, 'upstream_rejected'],
+      [{ kind: 'raw', pieces: ['data: {"error":{"object":"error","message":"context too long","type":"BadRequestError","code":400}}\n\n'] }, 400, 'upstream_rejected'],
       [{ kind: 'raw', pieces: [': thinking\n\n'], open: true }, 504, 'upstream_timeout'], // headers, then nothing
       [{ kind: 'raw', pieces: ['data: [DONE]\n\n'] }, 502, 'upstream_error'],
       [{ kind: 'raw', pieces: ['data: {not json\n\n'] }, 502, 'upstream_error'],
@@ -263,7 +266,10 @@ describe('streaming failures', () => {
       });
       expect(res.status, JSON.stringify(behavior)).toBe(status);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(((await res.json()) as Record<string, any>).error.code).toBe(code);
+      const { error } = (await res.json()) as Record<string, any>;
+      expect(error.code).toBe(code);
+      // The upstream's message reaches the client for a refusal only (another may name the account).
+      expect(error.message.includes('context too long') || error.message.includes('model overloaded')).toBe(code === 'upstream_rejected');
       // The key was given back: the retry runs, and streams.
       llm.enqueue({ kind: 'reply', content: 'all good now' });
       const retry = await fetch(s.base + V2, {
@@ -435,7 +441,7 @@ describe('malformed upstream streams', () => {
   // to start there, so a failure right after it came as a 200 with an in-band error.
   it('chunks without choices before the first real one do not start the stream: a failure after them is a 502', async () => {
     const opener = sse({ id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0 }] });
-    llm.enqueue({ kind: 'raw', pieces: [opener, sse({ error: { message: 'content filtered', type: 'invalid_request_error' } })] });
+    llm.enqueue({ kind: 'raw', pieces: [opener, sse({ error: { message: 'model overloaded', type: 'server_error' } })] });
     const { res } = await streamChat(V2, body([user('hi')]));
     expect(res.status).toBe(502);
     expect(((await res.json()) as Record<string, any>).error.code).toBe('upstream_error');
