@@ -51,10 +51,7 @@ function usersNewest(messages: MessageList, max: number): StoredMessage[] {
 
 /** The trend over the user's last TREND_WINDOW messages (usersNewest). */
 export function trendOf(messages: MessageList): Trend {
-  return trendOfValences(usersNewest(messages, TREND_WINDOW).map((m) => m.eq.valence).reverse());
-}
-
-function trendOfValences(window: readonly number[]): Trend {
+  const window = usersNewest(messages, TREND_WINDOW).map((m) => m.eq.valence).reverse(); // oldest first
   const n = window.length;
   if (n < 2) return { direction: 'stable', valenceTrend: 0 };
   const meanX = (n - 1) / 2;
