@@ -418,7 +418,8 @@ function isRejection(error: unknown): boolean {
   return error['type'] === 'invalid_request_error' || error['type'] === 'BadRequestError' || code === 400 || code === 413 || code === 422;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+/** A JSON object (not null, not an array): the shape every part of an upstream reply Sentio reads must have. */
+export function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 

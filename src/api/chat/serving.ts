@@ -24,7 +24,7 @@ import type { StoredMessage } from '../../store/context-store.js';
 import type { RequestContext, Route, Reply } from '../../http/server.js';
 import { mapLowerError } from '../error-mapping.js';
 import type { SseStream } from '../../http/sse.js';
-import { LlmClient, UpstreamAbortedError } from '../../llm/client.js';
+import { LlmClient, UpstreamAbortedError, isObject } from '../../llm/client.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamChunk, UpstreamMessage, UpstreamUsage } from '../../llm/types.js';
@@ -387,7 +387,7 @@ class ChatTurn {
         if (typeof delta?.['reasoning_content'] === 'string') textBytes += Buffer.byteLength(delta['reasoning_content'], 'utf8');
         if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
         // Moonshot puts the stream's usage in its last choice rather than beside it.
-        if (!chunk.usage && isUsage(c['usage'])) usage = c['usage'];
+        if (!chunk.usage && isObject(c['usage'])) usage = c['usage'] as UpstreamUsage;
         if (c.finish_reason) finished = true;
       }
       await sse.send(`${head}${JSON.stringify(choices)}}`);
@@ -461,7 +461,7 @@ function llmUsage(usage: UpstreamUsage | null | undefined, estimatePrompt: () =>
   // Cached prompt tokens, reasoning tokens and the like: the upstream's own breakdown, passed on as it came.
   for (const k of ['prompt_tokens_details', 'completion_tokens_details'] as const) {
     const d = usage?.[k];
-    if (d !== null && typeof d === 'object' && !Array.isArray(d)) out[k] = d;
+    if (isObject(d)) out[k] = d;
   }
   return out;
 }
@@ -480,10 +480,6 @@ function runFields(from: Record<string, unknown>): Record<string, string | null>
 function reasoningText(m: UpstreamMessage | undefined): string {
   const r = m?.['reasoning_content'];
   return typeof r === 'string' ? r : '';
-}
-
-function isUsage(v: unknown): v is UpstreamUsage {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** An upstream's token count when it is one (a count in another shape is estimated instead). */
