@@ -289,6 +289,11 @@ function measureSingle(child: Child, name: string): Promise<Measured> {
   return measure(child, { name, connections: 64, durationS: D, path: '/v2/emotions/analysis', body: single });
 }
 
+/** The same requests paced at `rate` a second (open loop), for the latency sweep. */
+function measurePaced(child: Child, name: string, rate: number): Promise<Measured> {
+  return measure(child, { name, connections: 64, durationS: D, overallRate: rate, path: '/v2/emotions/analysis', body: single });
+}
+
 /** A baseline server under the V2 single-message scenario: warmed up, measured once, stopped. */
 async function singleMessageBaseline(child: Child, name: string): Promise<Measured> {
   await warmUp(child);
@@ -369,7 +374,7 @@ async function main(): Promise<void> {
   const sweep: LoadResult[] = [];
   for (const f of quick ? [0.3, 0.7] : [0.1, 0.3, 0.5, 0.7, 0.9]) {
     const rate = Math.max(1, Math.round(maxBeforeSweep.rps * f));
-    const r = await measure(sentio, { name: `sentio v2 at ${Math.round(f * 100)}% (${rate}/s)`, connections: 64, durationS: D, overallRate: rate, path: '/v2/emotions/analysis', body: single });
+    const r = await measurePaced(sentio, `sentio v2 at ${Math.round(f * 100)}% (${rate}/s)`, rate);
     sweep.push(r);
   }
   // And after it: this machine's speed moves by a quarter within minutes, and a maximum measured in a fast
@@ -384,7 +389,7 @@ async function main(): Promise<void> {
   const at70Steps = [{ offered: at70.offeredRps!, share: at70.offeredRps! / ((maxBeforeSweep.rps + maxAfterSweep.rps) / 2), p99: at70.latencyMs.p99 }];
   for (let maxNow = maxAfterSweep.rps; at70Steps.length <= (quick ? 1 : 2) && !inRange(at70Steps.at(-1)!.share);) {
     const rate = Math.max(1, Math.round(maxNow * 0.7));
-    const again = await measure(sentio, { name: `sentio v2 at 70% again (${rate}/s)`, connections: 64, durationS: D, overallRate: rate, path: '/v2/emotions/analysis', body: single });
+    const again = await measurePaced(sentio, `sentio v2 at 70% again (${rate}/s)`, rate);
     const maxAgain = await measureSingle(sentio, 'sentio v2 single, after the 70% step again');
     results.push(again, maxAgain);
     at70Steps.push({ offered: rate, share: rate / ((maxNow + maxAgain.rps) / 2), p99: again.latencyMs.p99 });
