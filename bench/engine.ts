@@ -11,9 +11,11 @@
  *
  *   npm run bench:engine -- [--seconds 2] [--rounds 3] [--inference-threads N] [--intra-threads N]
  *                           [--provider cpu|auto|cuda] [--batches 1,8,32,128] [--quick]
- *                           [--model-dir DIR] [--baseline-model DIR]
+ *                           [--model-dir DIR] [--baseline-model DIR | --baseline-unpacked]
  * --baseline-model also runs the raw scenarios on another model directory (the same model re-laid, an
  * earlier version), interleaved with the model under test, and prints the ratio at each batch size.
+ * --baseline-unpacked does the same with the model under test run by ONNX Runtime's own GRU instead of
+ * the packed recurrence (engine option packedRecurrence: false).
  * The raw engine keeps as many batches outstanding as the batcher may (2), so "raw" is the engine's full
  * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
@@ -44,6 +46,7 @@ const { values: args } = parseArgs({
     'intra-threads': { type: 'string', default: '0' },
     'model-dir': { type: 'string' },
     'baseline-model': { type: 'string' },
+    'baseline-unpacked': { type: 'boolean', default: false },
     provider: { type: 'string', default: 'cpu' },
     memory: { type: 'boolean', default: false },
     idle: { type: 'boolean', default: false },
@@ -108,7 +111,7 @@ async function throughputBench(): Promise<void> {
     intraOpThreads: plan.intraOpThreads,
   };
   const engine: Engine = await createEngine(engineOptions);
-  const loadRaw = async (dir: string): Promise<NativeHandle> => {
+  const loadRaw = async (dir: string, packedRecurrence = true): Promise<NativeHandle> => {
     const files = await readModelFiles(dir, { verifyChecksums: false });
     return native.load({
       modelPath: files.modelPath,
@@ -117,13 +120,16 @@ async function throughputBench(): Promise<void> {
       threads: plan.threads,
       intraOpThreads: plan.intraOpThreads,
       interOpThreads: 1,
+      packedRecurrence,
       maxRunTexts: Math.max(...rawBatches),
       maxRunTokens: engine.info.batching.maxRunTokens, // the engine's plan, not the addon's unbounded default
     });
   };
   const handle = await loadRaw(modelDir);
   const otherDir = args['baseline-model'];
-  const other = otherDir === undefined ? undefined : await loadRaw(otherDir);
+  const other = otherDir !== undefined ? await loadRaw(otherDir)
+    : args['baseline-unpacked'] ? await loadRaw(modelDir, false) : undefined;
+  const otherName = otherDir ?? "ONNX Runtime's GRU";
   // Loaded only when used: onnxruntime-node's binding would bind to whichever libonnxruntime.so.1 is loaded.
   const peer: { analyze(texts: string[]): Promise<unknown>; close(): Promise<void> } = baselineKind === 'ort-js'
     ? await (await import('./peer/ort-scorer.js')).OrtJsScorer.load(modelDir, availableParallelism())
@@ -171,7 +177,7 @@ async function throughputBench(): Promise<void> {
   if (other) for (const [b, t] of rawOther) row(`raw, baseline model, batch ${b}`, t);
   console.log(`(raw: ${plan.maxBatchesInFlight} batches outstanding; latency is per batch)`);
   if (other) {
-    console.log(`model / baseline model (${otherDir}): ` +
+    console.log(`model / baseline (${otherName}): ` +
       rawBatches.map((b) => `batch ${b} ${(raw.get(b)!.perSecond / rawOther.get(b)!.perSecond).toFixed(2)}x`).join(', '));
   }
   for (const [c, t] of batched) row(`batcher, ${c} callers`, t);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "errors.h"
+#include "packed_gru_op.h"
 
 namespace sentio {
 namespace {
@@ -95,7 +96,22 @@ Session::Session(const SessionConfig& config)
   auto load_cpu = [&]() {
     try {
       Ort::SessionOptions options = BaseOptions();
-      session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
+      std::string packed;
+      if (config.packed_recurrence) {
+        std::ifstream file(config.model_path, std::ios::binary);
+        const std::string model((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        try {
+          packed = PackRecurrences(model, &packed_recurrences_);
+        } catch (const std::runtime_error&) {
+          packed_recurrences_ = 0;  // not a model this walk reads: ONNX Runtime says what is wrong below
+        }
+      }
+      if (packed_recurrences_ > 0) {
+        AddPackedGruOp(options);
+        session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
+      } else {
+        session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
+      }
     } catch (const Ort::Exception& e) {
       throw NativeError(code::kModelLoad, "cannot load model " + config.model_path + ": " + e.what());
     }

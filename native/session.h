@@ -21,6 +21,7 @@ struct SessionConfig {
   int inter_op_threads = 0;
   std::string graph_optimization = "all";  // "disabled" | "basic" | "extended" | "all"
   bool allow_spinning = false;             // see docs/engine.md: spinning steals the JS thread's core
+  bool packed_recurrence = true;           // on CPU, GRU nodes run as PackedGRU (packed_gru_op.h)
 };
 
 // One model output: its name and the width of its [batch, width] float32 tensor.
@@ -45,6 +46,8 @@ class Session {
   const std::string& provider() const { return provider_; }
   const std::string& fallback_reason() const { return fallback_reason_; }
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
+  // GRU nodes the CPU session runs as PackedGRU (0 on CUDA, or with packed_recurrence off).
+  int packed_recurrences() const { return packed_recurrences_; }
 
  private:
   Ort::SessionOptions BaseOptions() const;
@@ -56,6 +59,7 @@ class Session {
   Ort::MemoryInfo cpu_memory_;
   std::string provider_;
   std::string fallback_reason_;
+  int packed_recurrences_ = 0;
   std::vector<OutputSpec> outputs_;
   std::vector<std::string> input_names_;     // in the model's order
   std::vector<bool> input_is_mask_;          // per input: attention_mask (true) or input_ids

@@ -333,6 +333,7 @@ void Worker::Load() {
   std::atexit(StopAllAtExit);  // after the warm-up: see Live()
   provider_ = first.provider();
   fallback_reason_ = first.fallback_reason();
+  packed_recurrences_ = first.packed_recurrences();
   outputs_ = first.outputs();
   sessions_ = static_cast<int32_t>(lanes_.size());
 }
@@ -385,17 +386,19 @@ void Worker::Start(std::unique_ptr<Job> job, int32_t index) {
 
 std::vector<Worker::Task> Worker::Plan(Job& job) {
   // On CPU a run costs a fixed overhead (the graph's ~160 kernels at a tiny size: about 240 µs here) plus
-  // the recurrent branch's steps over every row to the run's longest text (about 4.2 µs a row and step;
-  // the other branches skip padding inside the graph). So a batch is sorted by length and cut into runs
-  // that minimise kRunCost + rows x longest summed over the runs (kRunCost = 240 / 4.2 in token-rows;
-  // docs/engine.md, Padding), each run at most `cap` texts: small enough that every engine thread gets
-  // a share of a large batch unless other jobs wait, and at most max_run_tokens padded tokens where one
-  // text allows: a priority job waits for the runs in progress (docs/engine.md, The priority lane).
-  // Each run is a task any engine thread may take.
+  // work for every position of the run's padded [texts, longest] input. Real tokens cost the same however
+  // the batch is cut, so a plan weighs the runs against their padded positions: about 4.2 µs each when
+  // ONNX Runtime's GRU steps every row to the longest text, about 0.9 µs with the packed recurrence
+  // (packed_gru.h: only the other branches' per-position work is left; docs/engine.md, Padding). So a
+  // batch is sorted by length and cut into runs that minimise that cost, each run at most `cap` texts:
+  // small enough that every engine thread gets a share of a large batch unless other jobs wait, and at
+  // most max_run_tokens padded tokens where one text allows: a priority job waits for the runs in
+  // progress (docs/engine.md, The priority lane). Each run is a task any engine thread may take.
   // On CUDA a run costs about the same whatever its size (launch overhead per node, docs/gpu.md) and
   // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
   // different batches instead of sharing one.
-  constexpr int64_t kRunCost = 56;
+  constexpr int64_t kRunCost = 2400;  // both in tenths of a µs
+  const int64_t position_cost = packed_recurrences_ > 0 ? 9 : 42;
   const bool split_by_length = provider_ != "cuda";
   constexpr size_t kMinShare = 4;  // a batch this small is not shared out across threads
   const std::vector<int32_t>& lengths = job.lengths;
@@ -439,7 +442,7 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
         static_cast<size_t>(std::max<int64_t>(1, std::min<int64_t>(max_tokens / longest, static_cast<int64_t>(cap))));
     best[j] = INT64_MAX;
     for (size_t i = j > rows ? j - rows : 0; i < j; ++i) {
-      const int64_t cost = best[i] + kRunCost + static_cast<int64_t>(j - i) * longest;
+      const int64_t cost = best[i] + kRunCost + static_cast<int64_t>(j - i) * longest * position_cost;
       if (cost < best[j]) {
         best[j] = cost;
         start[j] = i;

@@ -101,6 +101,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   int32_t sessions() const { return sessions_; }
   const std::string& fallback_reason() const { return fallback_reason_; }
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
+  // GRU nodes the CPU session runs as PackedGRU: their runs cost little for padding (Plan).
+  int32_t packed_recurrences() const { return packed_recurrences_; }
   const SessionConfig& session_config() const { return config_.session; }
   int32_t threads() const { return config_.threads; }
   bool steering_active() const { return steering_.active(); }
@@ -172,6 +174,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::string provider_;
   int32_t sessions_ = 0;
   std::string fallback_reason_;
+  int32_t packed_recurrences_ = 0;
   std::vector<OutputSpec> outputs_;
 
   // Main thread only.

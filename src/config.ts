@@ -93,6 +93,7 @@ const EnvSchema = z.object({
   /** Linux: keep a woken engine thread off the JS thread's CPU (docs/engine.md). */
   SENTIO_STEER_WAKEUPS: bool.default(true),
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
+  SENTIO_PACKED_RECURRENCE: bool.default(true),
   SENTIO_BATCHING: bool.default(true),
   SENTIO_BATCH_MAX_SIZE: int(256, 1, 4096),
   SENTIO_BATCH_MAX_TOKENS: int(8_192, 1, ENGINE_OPTION_MAX),
@@ -151,6 +152,7 @@ export interface Config {
     intraOpThreads: number;
     interOpThreads: number;
     graphOptimization: Env['SENTIO_GRAPH_OPTIMIZATION'];
+    packedRecurrence: boolean;
     threadNice: number;
     steerWakeups: boolean;
     batching: boolean;
@@ -288,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       intraOpThreads: e.SENTIO_INTRA_OP_THREADS,
       interOpThreads: e.SENTIO_INTER_OP_THREADS,
       graphOptimization: e.SENTIO_GRAPH_OPTIMIZATION,
+      packedRecurrence: e.SENTIO_PACKED_RECURRENCE,
       threadNice: e.SENTIO_THREAD_NICE,
       steerWakeups: e.SENTIO_STEER_WAKEUPS,
       batching: e.SENTIO_BATCHING,

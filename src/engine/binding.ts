@@ -38,6 +38,8 @@ export interface NativeLoadOptions {
   intraOpThreads?: number;
   interOpThreads?: number;
   graphOptimization?: GraphOptimization;
+  /** On CPU, GRU nodes run as the addon's PackedGRU operator. Default true. */
+  packedRecurrence?: boolean;
   /** ONNX Runtime worker threads busy-wait between ops when true. */
   allowSpinning?: boolean;
   /** Run a few batches at load so that the first request does not pay for arena growth. */
@@ -88,6 +90,8 @@ export interface NativeInfo {
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: GraphOptimization;
+  /** GRU nodes the CPU session runs as PackedGRU (0 on CUDA or with packedRecurrence off). */
+  packedRecurrences: number;
   /** Linux, 2+ CPUs, steerWakeups on: wakes of an idle engine are kept off the caller's CPU. */
   wakeSteering: boolean;
   /** Wakes steered so far. */

@@ -66,6 +66,8 @@ export interface EngineInfo {
   intraOpThreads: number;
   interOpThreads: number;
   graphOptimization: string;
+  /** GRU nodes run by the addon's packed kernel (0: ONNX Runtime's GRU; always 0 on CUDA). */
+  packedRecurrences: number;
   batching: {
     enabled: boolean;
     maxBatchSize: number;
@@ -124,6 +126,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     intraOpThreads: plan.intraOpThreads,
     interOpThreads: opts.interOpThreads,
     graphOptimization: opts.graphOptimization,
+    packedRecurrence: opts.packedRecurrence,
     allowSpinning: opts.allowSpinning,
     threadNice: opts.threadNice,
     steerWakeups: opts.steerWakeups,
@@ -235,6 +238,7 @@ class NativeEngine implements Engine {
       intraOpThreads: ni.intraOpThreads,
       interOpThreads: ni.interOpThreads,
       graphOptimization: ni.graphOptimization,
+      packedRecurrences: ni.packedRecurrences,
       batching: {
         enabled: opts.batching,
         maxBatchSize: opts.maxBatchSize,

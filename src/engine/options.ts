@@ -30,6 +30,12 @@ export interface EngineOptions {
   /** Threads across independent operators (the graph runs sequentially). Default 1. */
   interOpThreads?: number;
   graphOptimization?: GraphOptimization;
+  /**
+   * On CPU, run the model's GRU nodes with the addon's kernel that computes only real tokens
+   * (docs/engine.md#packed-recurrence) instead of ONNX Runtime's, which steps every row to the longest
+   * text. The model file is not changed. Default true.
+   */
+  packedRecurrence?: boolean;
   /** Let ONNX Runtime's threads spin between operators. Default false (they would compete with the JS thread). */
   allowSpinning?: boolean;
   /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 0. */
@@ -96,6 +102,7 @@ export const ENGINE_DEFAULTS = {
   intraOpThreads: 0,
   interOpThreads: 1,
   graphOptimization: 'all',
+  packedRecurrence: true,
   allowSpinning: false,
   threadNice: 0,
   steerWakeups: true,
@@ -142,6 +149,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
   int('streamChunk', r.streamChunk, 0, 65536);
   int('maxRunTokens', r.maxRunTokens, 0, 1 << 24);
+  if (typeof r.packedRecurrence !== 'boolean') throw new EngineInputError('engine option packedRecurrence must be a boolean');
   if (typeof r.fairTenants !== 'boolean') throw new EngineInputError('engine option fairTenants must be a boolean');
   if (typeof r.priorityLane !== 'boolean') throw new EngineInputError('engine option priorityLane must be a boolean');
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {

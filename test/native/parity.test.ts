@@ -2,7 +2,9 @@
  * Correctness of the whole engine path (C++ tokenizer, padding, sub-batching, output split) against the
  * way a Node user would run the same model: onnxruntime-node's JS API with the JS tokenizer, one text
  * per run. All 2,000 dair-ai val texts must agree within 1e-5, and a text must score the same alone or
- * inside a batch of mixed lengths (where it is padded).
+ * inside a batch of mixed lengths (where it is padded). On CPU the addon runs the model's two GRU nodes
+ * with its packed kernel (native/packed_gru.h); onnxruntime-node runs ONNX Runtime's own GRU, so these
+ * tests are also that kernel's check, and the addon with the kernel off must agree with it as well.
  */
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -86,6 +88,43 @@ describe('engine vs onnxruntime-node JS API', () => {
     expect(engine.labels.emotions).toHaveLength(6);
     expect(engine.labels.subEmotions).toHaveLength(28);
     expect(engine.info.provider).toBe('cpu');
+  });
+});
+
+describe('packed recurrence', () => {
+  it("runs both GRU nodes packed, and agrees with ONNX Runtime's GRU in the addon on every text", async () => {
+    expect(engine.info.packedRecurrences).toBe(2);
+    expect(native.info(handle).packedRecurrences).toBe(2);
+    const unpacked = await loadNative({ warmup: false, packedRecurrence: false });
+    try {
+      expect(native.info(unpacked).packedRecurrences).toBe(0);
+      // One call: the addon cuts it into length-sorted runs, the two handles alike or not.
+      const all = [...texts, '', '!', 'word '.repeat(400), 'a\u0301'];
+      const [a, b] = await Promise.all([native.run(handle, all), native.run(unpacked, all)]);
+      for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+        expect(maxDiff(a.outputs[name]!, b.outputs[name]!), name).toBeLessThan(TOL);
+      }
+    } finally {
+      await native.dispose(unpacked);
+    }
+  });
+
+  it('scores a short text the same alone and in one run padded to a 128-token text', async () => {
+    const long = texts.reduce((x, y) => (y.length > x.length ? y : x)).repeat(4);
+    const longAlone = await native.run(handle, [long]);
+    for (const short of ['ok', 'i am fine', texts[3]!]) {
+      const shortAlone = await native.run(handle, [short]);
+      const runs = native.info(handle).runs;
+      const pair = await native.run(handle, [long, short]);
+      expect(native.info(handle).runs - runs, 'the pair is one padded run').toBe(1);
+      expect(pair.tokenCounts[0]).toBe(128);
+      for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+        const whole = pair.outputs[name]!;
+        const width = whole.length / 2;
+        expect(maxDiff(whole.subarray(0, width), longAlone.outputs[name]!)).toBeLessThan(TOL);
+        expect(maxDiff(whole.subarray(width), shortAlone.outputs[name]!)).toBeLessThan(TOL);
+      }
+    }
   });
 });
 

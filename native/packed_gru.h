@@ -1,0 +1,33 @@
+// A bidirectional GRU (ONNX `GRU`, linear_before_reset = 1, default activations) that computes only the
+// real positions of each sequence. ONNX Runtime's GRU steps every row of a batch to the longest
+// sequence; this one projects only real tokens and, at each step, updates only the rows still running,
+// so a run of texts of unequal length costs what its real tokens cost (docs/engine.md, Padding).
+// It knows nothing of ONNX Runtime: packed_gru_op.cc wraps it as a custom operator.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sentio {
+
+class PackedGru {
+ public:
+  // ONNX layouts: w [2, 3H, input], r [2, 3H, H], b [2, 6H] (Wb then Rb), gates in z, r, h order.
+  PackedGru(const float* w, const float* r, const float* b, int64_t input, int64_t hidden);
+
+  // x [steps, batch, input]; lengths [batch] in [0, steps] (nullptr: all `steps`); y [steps, 2, batch, H]
+  // with zeros past each length, as ONNX's Y; y_h [2, batch, H] (may be nullptr), as ONNX's Y_h.
+  void Run(const float* x, const int32_t* lengths, int64_t steps, int64_t batch, float* y, float* y_h) const;
+
+  int64_t input() const { return input_; }
+  int64_t hidden() const { return hidden_; }
+
+ private:
+  int64_t input_, hidden_;
+  // Per direction: input weights transposed to [input][3H], recurrent weights to [H][3H]; the input
+  // bias plus the recurrent bias of z and r (they are added before the gate), and Rbh (inside r's
+  // product) kept apart.
+  std::vector<float> wt_[2], rt_[2], bias_[2], rbh_[2];
+};
+
+}  // namespace sentio
