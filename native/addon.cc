@@ -252,6 +252,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("interOpThreads", s.inter_op_threads);
   out.Set("graphOptimization", s.graph_optimization);
   out.Set("packedRecurrences", worker->packed_recurrences());
+  out.Set("packedKernels", worker->packed_kernels().empty() ? env.Null() : Napi::String::New(env, worker->packed_kernels()));
   out.Set("wakeSteering", worker->steering_active());
   out.Set("steeredWakeups", Napi::Number::New(env, static_cast<double>(worker->steered_wakeups())));
   out.Set("runs", Napi::Number::New(env, static_cast<double>(worker->runs())));

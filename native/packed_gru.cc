@@ -5,168 +5,218 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
 
 namespace sentio {
 namespace {
 
-// GCC vector extensions: one source, compiled below for AVX-512, AVX2 + FMA and baseline x86-64, the
-// variant chosen by the CPU at load time (target_clones).
-typedef float v16 __attribute__((vector_size(64)));
-typedef int32_t vi16 __attribute__((vector_size(64)));
-constexpr int64_t kLanes = 16;
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SENTIO_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SENTIO_CLONES
-#endif
-// The helpers below must be inlined into each clone, so that they are compiled for its instruction set.
+// GCC vector extensions of N floats: one source, instantiated below for AVX-512 (N = 16), AVX2 + FMA
+// (8) and SSE2 or any other target (4), each with a register blocking that fits its register file. The
+// constructor picks the widest the CPU runs (Isa).
+template <int N>
+struct Vec {
+  typedef float F __attribute__((vector_size(N * 4)));
+  typedef int32_t I __attribute__((vector_size(N * 4)));
+};
+// Inlined into each instruction set's entry point, so that they are compiled for it.
 #define SENTIO_INLINE inline __attribute__((always_inline))
 
-SENTIO_INLINE v16 Load(const float* p) {
-  v16 v;
+template <int N>
+SENTIO_INLINE typename Vec<N>::F Load(const float* p) {
+  typename Vec<N>::F v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-SENTIO_INLINE void Store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
-SENTIO_INLINE v16 Splat(float x) { return v16{} + x; }
+template <int N>
+SENTIO_INLINE void Store(float* p, typename Vec<N>::F v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <int N>
+SENTIO_INLINE typename Vec<N>::F Splat(float x) {
+  return typename Vec<N>::F{} + x;
+}
 
 // exp with Cephes' range reduction and polynomial (about 1 ulp over the clamped range).
-SENTIO_INLINE v16 Exp(v16 x) {
-  x = x < Splat(-87.0f) ? Splat(-87.0f) : x;
-  x = x > Splat(88.0f) ? Splat(88.0f) : x;
-  const v16 magic = Splat(12582912.0f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
-  const v16 n = (x * 1.44269504088896341f + magic) - magic;
-  const v16 r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  v16 p = Splat(1.9875691500e-4f);
+template <int N>
+SENTIO_INLINE typename Vec<N>::F Exp(typename Vec<N>::F x) {
+  using F = typename Vec<N>::F;
+  x = x < Splat<N>(-87.0f) ? Splat<N>(-87.0f) : x;
+  x = x > Splat<N>(88.0f) ? Splat<N>(88.0f) : x;
+  const F magic = Splat<N>(12582912.0f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  const F n = (x * 1.44269504088896341f + magic) - magic;
+  const F r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  F p = Splat<N>(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const vi16 bits = (__builtin_convertvector(n, vi16) + 127) << 23;
-  v16 scale;
+  const typename Vec<N>::I bits = (__builtin_convertvector(n, typename Vec<N>::I) + 127) << 23;
+  F scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
 }
-SENTIO_INLINE v16 Sigmoid(v16 x) { return 1.0f / (1.0f + Exp(-x)); }
-SENTIO_INLINE v16 Tanh(v16 x) { return 2.0f / (1.0f + Exp(-2.0f * x)) - 1.0f; }
+template <int N>
+SENTIO_INLINE typename Vec<N>::F Sigmoid(typename Vec<N>::F x) {
+  return 1.0f / (1.0f + Exp<N>(-x));
+}
+template <int N>
+SENTIO_INLINE typename Vec<N>::F Tanh(typename Vec<N>::F x) {
+  return 2.0f / (1.0f + Exp<N>(-2.0f * x)) - 1.0f;
+}
 
-// out[r][0, cols) = bias + x[r] . wt for R rows; wt is [input][cols], cols a multiple of 48.
-template <int R>
+// out[r][0, cols) = bias + x[r] . wt for n rows, R at a time, CV vectors of columns at a time; wt is
+// [input][cols], cols a multiple of CV * N.
+template <int N, int R, int CV>
 SENTIO_INLINE void ProjectRows(const float* const* x, const float* wt, const float* bias, int64_t input, int64_t cols,
-                        float* const* out) {
-  for (int64_t c = 0; c < cols; c += 3 * kLanes) {
-    v16 acc[R][3];
+                               float* out) {
+  using F = typename Vec<N>::F;
+  for (int64_t c = 0; c < cols; c += CV * N) {
+    F acc[R][CV];
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < 3; ++j) acc[r][j] = Load(bias + c + j * kLanes);
+      for (int j = 0; j < CV; ++j) acc[r][j] = Load<N>(bias + c + j * N);
     for (int64_t k = 0; k < input; ++k) {
       const float* w = wt + k * cols + c;
-      const v16 w0 = Load(w), w1 = Load(w + kLanes), w2 = Load(w + 2 * kLanes);
+      F wv[CV];
+      for (int j = 0; j < CV; ++j) wv[j] = Load<N>(w + j * N);
       for (int r = 0; r < R; ++r) {
-        const v16 a = Splat(x[r][k]);
-        acc[r][0] += a * w0;
-        acc[r][1] += a * w1;
-        acc[r][2] += a * w2;
+        const F a = Splat<N>(x[r][k]);
+        for (int j = 0; j < CV; ++j) acc[r][j] += a * wv[j];
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < 3; ++j) Store(out[r] + c + j * kLanes, acc[r][j]);
+      for (int j = 0; j < CV; ++j) Store<N>(out + r * cols + c + j * N, acc[r][j]);
   }
 }
 
-SENTIO_CLONES
-void Project(const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input, int64_t cols,
-             float* out) {
-  float* rows[8];
+template <int N, int R, int CV>
+SENTIO_INLINE void ProjectAll(const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input,
+                              int64_t cols, float* out) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int r = 0; r < 8; ++r) rows[r] = out + (i + r) * cols;
-    ProjectRows<8>(x + i, wt, bias, input, cols, rows);
-  }
-  for (; i < n; ++i) {
-    rows[0] = out + i * cols;
-    ProjectRows<1>(x + i, wt, bias, input, cols, rows);
-  }
+  for (; i + R <= n; i += R) ProjectRows<N, R, CV>(x + i, wt, bias, input, cols, out + i * cols);
+  for (; i < n; ++i) ProjectRows<N, 1, CV>(x + i, wt, bias, input, cols, out + i * cols);
 }
 
-// One step of one direction for R rows of hidden size 64 (12 vectors of gates): acc = h . rt, then
-// z, r, n and the new h. p points at each row's projected input (bias included) for this direction.
-template <int R>
-SENTIO_INLINE void StepRows64(float* const* h, const float* const* p, const float* rt, const float* rbh, float* const* y) {
-  constexpr int64_t H = 64, G = 3 * H, NV = G / kLanes;
-  v16 acc[R][NV];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < NV; ++j) acc[r][j] = v16{};
-  for (int64_t k = 0; k < H; ++k) {
-    const float* w = rt + k * G;
-    v16 a[R];
-    for (int r = 0; r < R; ++r) a[r] = Splat(h[r][k]);
-    for (int j = 0; j < NV; ++j) {
-      const v16 wv = Load(w + j * kLanes);
-      for (int r = 0; r < R; ++r) acc[r][j] += a[r] * wv;
+// One step of one direction for R rows of hidden size 64: acc = h . rt (CV vectors of the 192 gate
+// columns at a time), then z, r, n and the new h. p points at each row's projected input (bias
+// included) for this direction.
+template <int N, int R, int CV>
+SENTIO_INLINE void StepRows64(float* const* h, const float* const* p, const float* rt, const float* rbh,
+                              float* const* y) {
+  using F = typename Vec<N>::F;
+  constexpr int64_t H = 64, G = 3 * H;
+  static_assert(G % (CV * N) == 0 && H % N == 0, "blocking must divide the gates");
+  alignas(64) float acc[R][G];
+  for (int64_t c = 0; c < G; c += CV * N) {
+    F a[R][CV];
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < CV; ++j) a[r][j] = F{};
+    for (int64_t k = 0; k < H; ++k) {
+      const float* w = rt + k * G + c;
+      F wv[CV];
+      for (int j = 0; j < CV; ++j) wv[j] = Load<N>(w + j * N);
+      for (int r = 0; r < R; ++r) {
+        const F hk = Splat<N>(h[r][k]);
+        for (int j = 0; j < CV; ++j) a[r][j] += hk * wv[j];
+      }
     }
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < CV; ++j) Store<N>(&acc[r][c + j * N], a[r][j]);
   }
   for (int r = 0; r < R; ++r) {
-    for (int j = 0; j < H / kLanes; ++j) {
-      const int64_t o = j * kLanes;
-      const v16 z = Sigmoid(Load(p[r] + o) + acc[r][j]);
-      const v16 g = Sigmoid(Load(p[r] + H + o) + acc[r][H / kLanes + j]);
-      const v16 n = Tanh(Load(p[r] + 2 * H + o) + g * (acc[r][2 * H / kLanes + j] + Load(rbh + o)));
-      const v16 hv = n + z * (Load(h[r] + o) - n);
-      Store(h[r] + o, hv);
-      Store(y[r] + o, hv);
+    for (int64_t o = 0; o < H; o += N) {
+      const F z = Sigmoid<N>(Load<N>(p[r] + o) + Load<N>(&acc[r][o]));
+      const F g = Sigmoid<N>(Load<N>(p[r] + H + o) + Load<N>(&acc[r][H + o]));
+      const F n = Tanh<N>(Load<N>(p[r] + 2 * H + o) + g * (Load<N>(&acc[r][2 * H + o]) + Load<N>(rbh + o)));
+      const F hv = n + z * (Load<N>(h[r] + o) - n);
+      Store<N>(h[r] + o, hv);
+      Store<N>(y[r] + o, hv);
     }
   }
 }
 
-SENTIO_CLONES
-void Step64(float* const* h, const float* const* p, int64_t rows, const float* rt, const float* rbh, float* const* y) {
+template <int N, int CV>
+SENTIO_INLINE void StepAll64(float* const* h, const float* const* p, int64_t rows, const float* rt, const float* rbh,
+                             float* const* y) {
   int64_t i = 0;
-  for (; i + 2 <= rows; i += 2) StepRows64<2>(h + i, p + i, rt, rbh, y + i);
-  for (; i < rows; ++i) StepRows64<1>(h + i, p + i, rt, rbh, y + i);
+  for (; i + 2 <= rows; i += 2) StepRows64<N, 2, CV>(h + i, p + i, rt, rbh, y + i);
+  for (; i < rows; ++i) StepRows64<N, 1, CV>(h + i, p + i, rt, rbh, y + i);
 }
 
-inline float SigmoidScalar(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-// Any hidden size: plain loops.
-void StepGeneric(float* const* h, const float* const* p, int64_t rows, const float* rt, const float* rbh, float* const* y,
-                 int64_t H) {
-  const int64_t G = 3 * H;
-  std::vector<float> acc(static_cast<size_t>(G));
-  for (int64_t i = 0; i < rows; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    for (int64_t k = 0; k < H; ++k)
-      for (int64_t j = 0; j < G; ++j) acc[j] += h[i][k] * rt[k * G + j];
-    for (int64_t j = 0; j < H; ++j) {
-      const float z = SigmoidScalar(p[i][j] + acc[j]);
-      const float g = SigmoidScalar(p[i][H + j] + acc[H + j]);
-      const float n = std::tanh(p[i][2 * H + j] + g * (acc[2 * H + j] + rbh[j]));
-      h[i][j] = n + z * (h[i][j] - n);
-      y[i][j] = h[i][j];
-    }
-  }
+void ProjectBase(const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input, int64_t cols,
+                 float* out) {
+  ProjectAll<4, 4, 3>(x, n, wt, bias, input, cols, out);
+}
+void Step64Base(float* const* h, const float* const* p, int64_t rows, const float* rt, const float* rbh,
+                float* const* y) {
+  StepAll64<4, 6>(h, p, rows, rt, rbh, y);
 }
 
-void ProjectGeneric(const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input, int64_t cols,
-                    float* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    float* o = out + i * cols;
-    std::copy(bias, bias + cols, o);
-    for (int64_t k = 0; k < input; ++k)
-      for (int64_t j = 0; j < cols; ++j) o[j] += x[i][k] * wt[k * cols + j];
-  }
+// The entry points per instruction set. Blocking: AVX-512 has 32 vector registers (8 x 3 and 2 x 12
+// accumulators), AVX2 and SSE 16 (4 x 3 and 2 x 6). Projected columns come in multiples of 3N.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SENTIO_X86 1
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma"))) void ProjectAvx512(
+    const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input, int64_t cols, float* out) {
+  ProjectAll<16, 8, 3>(x, n, wt, bias, input, cols, out);
 }
-
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma"))) void Step64Avx512(
+    float* const* h, const float* const* p, int64_t rows, const float* rt, const float* rbh, float* const* y) {
+  StepAll64<16, 12>(h, p, rows, rt, rbh, y);
+}
+__attribute__((target("avx2,fma"))) void ProjectAvx2(const float* const* x, int64_t n, const float* wt,
+                                                     const float* bias, int64_t input, int64_t cols, float* out) {
+  ProjectAll<8, 4, 3>(x, n, wt, bias, input, cols, out);
+}
+__attribute__((target("avx2,fma"))) void Step64Avx2(float* const* h, const float* const* p, int64_t rows,
+                                                    const float* rt, const float* rbh, float* const* y) {
+  StepAll64<8, 6>(h, p, rows, rt, rbh, y);
+}
+#else
+constexpr auto ProjectAvx512 = ProjectBase, ProjectAvx2 = ProjectBase;  // never chosen off x86
+constexpr auto Step64Avx512 = Step64Base, Step64Avx2 = Step64Base;
+#endif
 }  // namespace
 
+PackedGru::Isa PackedGru::Detect() {
+#ifdef SENTIO_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return Isa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+#endif
+  return Isa::kBase;
+}
+
+PackedGru::Isa PackedGru::Chosen() {
+  Isa isa = Detect();
+  // SENTIO_PACKED_GRU_ISA=avx2 or base caps the choice: how the tests check the narrower kernels on a
+  // CPU that would not pick them.
+  if (const char* cap = std::getenv("SENTIO_PACKED_GRU_ISA")) {
+    const std::string_view want(cap);
+    if (want == "base") isa = Isa::kBase;
+    if (want == "avx2" && isa == Isa::kAvx512) isa = Isa::kAvx2;
+  }
+  return isa;
+}
+
+bool PackedGru::Vectorized() { return Detect() != Isa::kBase; }
+
+const char* PackedGru::Kernels() {
+  const Isa isa = Chosen();
+  return isa == Isa::kAvx512 ? "avx512" : isa == Isa::kAvx2 ? "avx2" : "base";
+}
+
 PackedGru::PackedGru(const float* w, const float* r, const float* b, int64_t input, int64_t hidden)
-    : input_(input), hidden_(hidden) {
-  if (input <= 0 || hidden <= 0) throw std::invalid_argument("PackedGru: input and hidden sizes must be positive");
+    : input_(input), hidden_(hidden), isa_(Chosen()) {
+  if (input <= 0 || hidden != kHidden) throw std::invalid_argument("PackedGru: hidden size must be 64, input positive");
   const int64_t G = 3 * hidden;
   for (int d = 0; d < 2; ++d) {
     wt_[d].assign(static_cast<size_t>(input * G), 0.0f);
@@ -220,16 +270,14 @@ void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64
   xs.resize(static_cast<size_t>(tokens));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < len[b]; ++t) xs[offset[b] + t] = x + (t * batch + b) * I;
-  if (G % (3 * kLanes) == 0) {
-    Project(xs.data(), tokens, wt_[0].data(), bias_[0].data(), I, 2 * G, proj.data());
-  } else {
-    ProjectGeneric(xs.data(), tokens, wt_[0].data(), bias_[0].data(), I, 2 * G, proj.data());
-  }
+  auto project = isa_ == Isa::kAvx512 ? ProjectAvx512 : isa_ == Isa::kAvx2 ? ProjectAvx2 : ProjectBase;
+  project(xs.data(), tokens, wt_[0].data(), bias_[0].data(), I, 2 * G, proj.data());
 
   state.assign(static_cast<size_t>(batch * H), 0.0f);
   std::vector<float*> hs(static_cast<size_t>(batch)), ys(static_cast<size_t>(batch));
   std::vector<const float*> ps(static_cast<size_t>(batch));
   const int64_t longest = len[order[0]];
+  auto step64 = isa_ == Isa::kAvx512 ? Step64Avx512 : isa_ == Isa::kAvx2 ? Step64Avx2 : Step64Base;
   for (int d = 0; d < 2; ++d) {
     std::fill(state.begin(), state.end(), 0.0f);
     int64_t running = batch;
@@ -242,11 +290,7 @@ void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64
         ps[i] = proj.data() + (offset[b] + t) * 2 * G + d * G;
         ys[i] = y + ((t * 2 + d) * batch + b) * H;
       }
-      if (H == 64) {
-        Step64(hs.data(), ps.data(), running, rt_[d].data(), rbh_[d].data(), ys.data());
-      } else {
-        StepGeneric(hs.data(), ps.data(), running, rt_[d].data(), rbh_[d].data(), ys.data(), H);
-      }
+      step64(hs.data(), ps.data(), running, rt_[d].data(), rbh_[d].data(), ys.data());
     }
     if (y_h) std::copy(state.begin(), state.end(), y_h + d * batch * H);
   }

@@ -12,7 +12,16 @@ namespace sentio {
 
 class PackedGru {
  public:
-  // ONNX layouts: w [2, 3H, input], r [2, 3H, H], b [2, 6H] (Wb then Rb), gates in z, r, h order.
+  static constexpr int64_t kHidden = 64;  // the hidden size its kernels are blocked for
+
+  // Whether this CPU runs the kernels with AVX2 + FMA or AVX-512; without them ONNX Runtime's own GRU is
+  // the faster one, and the model is not rewritten (packed_gru_op.h).
+  static bool Vectorized();
+  // The kernels a PackedGru made now runs: "avx512", "avx2" or "base".
+  static const char* Kernels();
+
+  // ONNX layouts: w [2, 3H, input], r [2, 3H, H], b [2, 6H] (Wb then Rb), gates in z, r, h order;
+  // H must be kHidden.
   PackedGru(const float* w, const float* r, const float* b, int64_t input, int64_t hidden);
 
   // x [steps, batch, input]; lengths [batch] in [0, steps] (nullptr: all `steps`); y [steps, 2, batch, H]
@@ -23,7 +32,11 @@ class PackedGru {
   int64_t hidden() const { return hidden_; }
 
  private:
+  enum class Isa { kBase, kAvx2, kAvx512 };  // the widest vectors this CPU runs
+  static Isa Detect();  // what the CPU runs
+  static Isa Chosen();  // that, capped by SENTIO_PACKED_GRU_ISA
   int64_t input_, hidden_;
+  Isa isa_ = Isa::kBase;
   // Per direction: input weights transposed to [input][3H], recurrent weights to [H][3H]; the input
   // bias plus the recurrent bias of z and r (they are added before the gate), and Rbh (inside r's
   // product) kept apart.

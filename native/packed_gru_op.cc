@@ -145,7 +145,7 @@ void PutBytes(std::string& out, uint32_t number, std::string_view bytes) {
   out.append(bytes);
 }
 
-// Whether PackedGRU computes this GRU node exactly; NodeProto fields: 1 input, 2 output, 4 op_type,
+// Whether PackedGRU computes this GRU node exactly (and at the size its kernels are blocked for); NodeProto fields: 1 input, 2 output, 4 op_type,
 // 5 attribute, 7 domain. AttributeProto: 1 name, 3 i, 4 s.
 bool Packable(const std::vector<Field>& node) {
   std::vector<std::string_view> inputs, outputs;
@@ -165,7 +165,7 @@ bool Packable(const std::vector<Field>& node) {
       }
       if (name == "direction") bidirectional = s == "bidirectional";
       else if (name == "linear_before_reset") before_reset = i == 1;
-      else if (name == "hidden_size") hidden = i > 0;
+      else if (name == "hidden_size") hidden = i == static_cast<uint64_t>(PackedGru::kHidden);
       else if (name == "layout") { if (i != 0) return false; }
       else return false;  // activations, clip, ...: not what the kernel computes
     }

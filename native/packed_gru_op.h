@@ -11,7 +11,7 @@
 namespace sentio {
 
 // The ONNX model `model` (serialized bytes) with every GRU node that PackedGRU computes exactly
-// (bidirectional, linear_before_reset = 1, default activations, no initial state) turned into one, and
+// (bidirectional, 64 units, linear_before_reset = 1, default activations, no initial state) turned into one, and
 // the ai.sentio opset imported. `converted` receives how many; with none, the result equals `model`.
 // Throws std::runtime_error on bytes it cannot parse as a model.
 std::string PackRecurrences(const std::string& model, int* converted);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "errors.h"
+#include "packed_gru.h"
 #include "packed_gru_op.h"
 
 namespace sentio {
@@ -97,7 +98,7 @@ Session::Session(const SessionConfig& config)
     try {
       Ort::SessionOptions options = BaseOptions();
       std::string packed;
-      if (config.packed_recurrence) {
+      if (config.packed_recurrence && PackedGru::Vectorized()) {
         std::ifstream file(config.model_path, std::ios::binary);
         const std::string model((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
         try {
@@ -107,6 +108,7 @@ Session::Session(const SessionConfig& config)
         }
       }
       if (packed_recurrences_ > 0) {
+        packed_kernels_ = PackedGru::Kernels();
         AddPackedGruOp(options);
         session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
       } else {

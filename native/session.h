@@ -48,6 +48,8 @@ class Session {
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
   // GRU nodes the CPU session runs as PackedGRU (0 on CUDA, or with packed_recurrence off).
   int packed_recurrences() const { return packed_recurrences_; }
+  // Their kernels' instruction set ("avx512", "avx2", "base"); empty when none is packed.
+  const std::string& packed_kernels() const { return packed_kernels_; }
 
  private:
   Ort::SessionOptions BaseOptions() const;
@@ -60,6 +62,7 @@ class Session {
   std::string provider_;
   std::string fallback_reason_;
   int packed_recurrences_ = 0;
+  std::string packed_kernels_;
   std::vector<OutputSpec> outputs_;
   std::vector<std::string> input_names_;     // in the model's order
   std::vector<bool> input_is_mask_;          // per input: attention_mask (true) or input_ids

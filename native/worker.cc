@@ -334,6 +334,7 @@ void Worker::Load() {
   provider_ = first.provider();
   fallback_reason_ = first.fallback_reason();
   packed_recurrences_ = first.packed_recurrences();
+  packed_kernels_ = first.packed_kernels();
   outputs_ = first.outputs();
   sessions_ = static_cast<int32_t>(lanes_.size());
 }

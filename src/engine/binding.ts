@@ -92,6 +92,8 @@ export interface NativeInfo {
   graphOptimization: GraphOptimization;
   /** GRU nodes the CPU session runs as PackedGRU (0 on CUDA or with packedRecurrence off). */
   packedRecurrences: number;
+  /** The packed kernels' instruction set: 'avx512', 'avx2' or 'base'; null when none is packed. */
+  packedKernels: 'avx512' | 'avx2' | 'base' | null;
   /** Linux, 2+ CPUs, steerWakeups on: wakes of an idle engine are kept off the caller's CPU. */
   wakeSteering: boolean;
   /** Wakes steered so far. */

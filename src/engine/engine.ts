@@ -68,6 +68,8 @@ export interface EngineInfo {
   graphOptimization: string;
   /** GRU nodes run by the addon's packed kernel (0: ONNX Runtime's GRU; always 0 on CUDA). */
   packedRecurrences: number;
+  /** Their kernels' instruction set ('avx512', 'avx2'); null when none is packed. */
+  packedKernels: string | null;
   batching: {
     enabled: boolean;
     maxBatchSize: number;
@@ -239,6 +241,7 @@ class NativeEngine implements Engine {
       interOpThreads: ni.interOpThreads,
       graphOptimization: ni.graphOptimization,
       packedRecurrences: ni.packedRecurrences,
+      packedKernels: ni.packedKernels,
       batching: {
         enabled: opts.batching,
         maxBatchSize: opts.maxBatchSize,
@@ -307,6 +310,7 @@ class NativeEngine implements Engine {
       model: `${i.model.name}@${i.model.version}`,
       maxLength: i.maxLength,
       onnxruntime: i.ortVersion,
+      packedRecurrence: i.packedRecurrences > 0 ? { nodes: i.packedRecurrences, kernels: i.packedKernels } : false,
       threads: { inference: i.inferenceThreads, sessions: i.sessions, intraOp: i.intraOpThreads, interOp: i.interOpThreads, wakeSteering: i.wakeSteering },
       batching: i.batching,
     };

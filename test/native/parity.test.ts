@@ -95,9 +95,11 @@ describe('packed recurrence', () => {
   it("runs both GRU nodes packed, and agrees with ONNX Runtime's GRU in the addon on every text", async () => {
     expect(engine.info.packedRecurrences).toBe(2);
     expect(native.info(handle).packedRecurrences).toBe(2);
+    expect(['avx512', 'avx2']).toContain(native.info(handle).packedKernels);
     const unpacked = await loadNative({ warmup: false, packedRecurrence: false });
     try {
       expect(native.info(unpacked).packedRecurrences).toBe(0);
+      expect(native.info(unpacked).packedKernels).toBeNull();
       // One call: the addon cuts it into length-sorted runs, the two handles alike or not.
       const all = [...texts, '', '!', 'word '.repeat(400), 'a\u0301'];
       const [a, b] = await Promise.all([native.run(handle, all), native.run(unpacked, all)]);
@@ -106,6 +108,26 @@ describe('packed recurrence', () => {
       }
     } finally {
       await native.dispose(unpacked);
+    }
+  });
+
+  it('agrees with the AVX2 and the baseline kernels too (SENTIO_PACKED_GRU_ISA caps the one picked)', async () => {
+    const sample = [...texts.slice(0, 400), 'word '.repeat(400)];
+    const want = await native.run(handle, sample);
+    for (const isa of ['avx2', 'base']) {
+      process.env['SENTIO_PACKED_GRU_ISA'] = isa;
+      const capped = await loadNative({ warmup: true }); // the kernel reads the cap at the first run
+      delete process.env['SENTIO_PACKED_GRU_ISA'];
+      try {
+        expect(native.info(capped).packedRecurrences).toBe(2);
+        expect(native.info(capped).packedKernels).toBe(isa);
+        const got = await native.run(capped, sample);
+        for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+          expect(maxDiff(got.outputs[name]!, want.outputs[name]!), `${isa} ${name}`).toBeLessThan(TOL);
+        }
+      } finally {
+        await native.dispose(capped);
+      }
     }
   });
 
