@@ -294,8 +294,9 @@ void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64
     }
     if (y_h) std::copy(state.begin(), state.end(), y_h + d * batch * H);
   }
-  // A long unbounded run (maxRunTokens 0) need not keep its tens of MB on this thread afterwards.
-  constexpr size_t kKeep = size_t{4} << 20;  // floats
+  // Runs within maxRunTokens (1024 padded tokens) need 1.5 MB here; a longer one (the warm-up's, or
+  // with the bound off) does not keep its buffer on this thread afterwards.
+  constexpr size_t kKeep = size_t{1} << 19;  // floats: 2 MB
   if (proj.capacity() > kKeep) std::vector<float>().swap(proj);
 }
 

@@ -1,6 +1,9 @@
 #include "session.h"
 
 #include <filesystem>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <fstream>
 #include <mutex>
 
@@ -99,8 +102,8 @@ Session::Session(const SessionConfig& config)
       Ort::SessionOptions options = BaseOptions();
       std::string packed;
       if (config.packed_recurrence && PackedGru::Vectorized()) {
-        std::ifstream file(config.model_path, std::ios::binary);
-        const std::string model((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        std::string model(std::filesystem::file_size(config.model_path), '\0');
+        std::ifstream(config.model_path, std::ios::binary).read(model.data(), static_cast<std::streamsize>(model.size()));
         try {
           packed = PackRecurrences(model, &packed_recurrences_);
         } catch (const std::runtime_error&) {
@@ -111,6 +114,11 @@ Session::Session(const SessionConfig& config)
         packed_kernels_ = PackedGru::Kernels();
         AddPackedGruOp(options);
         session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
+        // The two copies of the file (tens of MB) would otherwise stay in the heap, counted in RSS.
+        std::string().swap(packed);
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
       } else {
         session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
       }
