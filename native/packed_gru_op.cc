@@ -35,11 +35,15 @@ struct PackedGruKernel {
           bs != std::vector<int64_t>{2, 6 * hidden_}) {
         return;  // gru_ stays empty: reported below
       }
-      gru_ = std::make_unique<PackedGru>(w.GetTensorData<float>(), r.GetTensorData<float>(), b.GetTensorData<float>(),
-                                         shape[2], hidden_);
+      try {
+        gru_ = std::make_unique<PackedGru>(w.GetTensorData<float>(), r.GetTensorData<float>(),
+                                           b.GetTensorData<float>(), shape[2], hidden_);
+      } catch (const std::invalid_argument&) {
+        // a size the kernels do not take: reported below
+      }
     });
     if (!gru_ || gru_->input() != shape[2]) {
-      throw Ort::Exception("PackedGRU: W, R or B do not match hidden_size and X", ORT_INVALID_ARGUMENT);
+      throw Ort::Exception("PackedGRU: W, R or B do not match hidden_size (64) and X", ORT_INVALID_ARGUMENT);
     }
     const int64_t steps = shape[0], batch = shape[1];
     const int32_t* lengths = nullptr;

@@ -34,5 +34,6 @@ describe('resolveEngineOptions', () => {
     expect(() => resolveEngineOptions({ threadNice: 20 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ maxRunTokens: -1 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ priorityLane: 'no' as never })).toThrow(/priorityLane must be a boolean/);
+    expect(() => resolveEngineOptions({ packedRecurrence: 1 as never })).toThrow(/packedRecurrence must be a boolean/);
   });
 });
