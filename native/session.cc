@@ -1,11 +1,11 @@
 #include "session.h"
 
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <fstream>
-#include <mutex>
 
 #include "errors.h"
 #include "packed_gru.h"
@@ -111,17 +111,21 @@ Session::Session(const SessionConfig& config)
         }
       }
       if (packed_recurrences_ > 0) {
-        packed_kernels_ = PackedGru::Kernels();
-        AddPackedGruOp(options);
-        session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
+        try {
+          Ort::SessionOptions with_op = BaseOptions();
+          AddPackedGruOp(with_op);
+          session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), with_op);
+          packed_kernels_ = PackedGru::Kernels();
+        } catch (const Ort::Exception&) {
+          packed_recurrences_ = 0;  // the file as it is, below: a model the rewrite broke still loads
+        }
         // The two copies of the file (tens of MB) would otherwise stay in the heap, counted in RSS.
         std::string().swap(packed);
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif
-      } else {
-        session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
       }
+      if (!session_) session_ = std::make_unique<Ort::Session>(env, config.model_path.c_str(), options);
     } catch (const Ort::Exception& e) {
       throw NativeError(code::kModelLoad, "cannot load model " + config.model_path + ": " + e.what());
     }
