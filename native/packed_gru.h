@@ -1,7 +1,7 @@
 // A bidirectional GRU (ONNX `GRU`, linear_before_reset = 1, default activations) that computes only the
 // real positions of each sequence. ONNX Runtime's GRU steps every row of a batch to the longest
 // sequence; this one projects only real tokens and, at each step, updates only the rows still running,
-// so a run of texts of unequal length costs what its real tokens cost (docs/engine.md, Padding).
+// so a run of texts of unequal length costs what its real tokens cost (docs/engine.md, Packed recurrence).
 // It knows nothing of ONNX Runtime: packed_gru_op.cc wraps it as a custom operator.
 #pragma once
 
