@@ -242,6 +242,7 @@ PackedGru::PackedGru(const float* w, const float* r, const float* b, int64_t inp
 
 void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64_t batch, float* y, float* y_h) const {
   const int64_t H = hidden_, G = 3 * H, I = input_;
+  if (steps == 0 || batch == 0) return;  // empty outputs (and y may be null)
   std::memset(y, 0, sizeof(float) * static_cast<size_t>(steps * 2 * batch * H));
   if (y_h) std::memset(y_h, 0, sizeof(float) * static_cast<size_t>(2 * batch * H));
 

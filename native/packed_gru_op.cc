@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,12 @@ struct PackedGruKernel {
     const int32_t* lengths = nullptr;
     if (context.GetInputCount() > 4) {
       Ort::ConstValue lens = context.GetInput(4);
-      if (lens) lengths = lens.GetTensorData<int32_t>();
+      if (lens) {
+        if (lens.GetTensorTypeAndShapeInfo().GetShape() != std::vector<int64_t>{batch}) {
+          throw Ort::Exception("PackedGRU: sequence_lens must be [batch]", ORT_INVALID_ARGUMENT);
+        }
+        lengths = lens.GetTensorData<int32_t>();
+      }
     }
     float* y = context.GetOutput(0, {steps, 2, batch, hidden_}).GetTensorMutableData<float>();
     float* y_h = nullptr;
@@ -114,6 +120,8 @@ std::vector<Field> Fields(std::string_view data) {
   while (at < data.size()) {
     const size_t start = at;
     const uint64_t key = ReadVarint(data, at);
+    // As protobuf: field numbers 1 to 2^29 - 1, so that no bytes protobuf would refuse get rewritten.
+    if ((key >> 3) == 0 || (key >> 3) > (uint64_t{1} << 29) - 1) throw std::runtime_error("model: bad field number");
     Field f{static_cast<uint32_t>(key >> 3), static_cast<uint32_t>(key & 7), 0, {}, {}};
     switch (f.wire) {
       case 0: f.varint = ReadVarint(data, at); break;
@@ -151,7 +159,9 @@ void PutBytes(std::string& out, uint32_t number, std::string_view bytes) {
 
 // Whether PackedGRU computes this GRU node exactly (and at the size its kernels are blocked for); NodeProto fields: 1 input, 2 output, 4 op_type,
 // 5 attribute, 7 domain. AttributeProto: 1 name, 3 i, 4 s.
-bool Packable(const std::vector<Field>& node) {
+// `constants`: the graph's initializers that are not also graph inputs, whose values the kernel may lay
+// out once.
+bool Packable(const std::vector<Field>& node, const std::set<std::string_view>& constants) {
   std::vector<std::string_view> inputs, outputs;
   bool gru = false, bidirectional = false, before_reset = false, hidden = false;
   for (const Field& f : node) {
@@ -175,8 +185,10 @@ bool Packable(const std::vector<Field>& node) {
     }
   }
   const bool no_initial_state = inputs.size() < 6 || inputs[5].empty();
-  return gru && bidirectional && before_reset && hidden && inputs.size() >= 4 && !inputs[3].empty() &&
-         no_initial_state && !outputs.empty() && !outputs[0].empty();
+  const bool constant_weights =
+      inputs.size() >= 4 && constants.count(inputs[1]) && constants.count(inputs[2]) && constants.count(inputs[3]);
+  return gru && bidirectional && before_reset && hidden && constant_weights && no_initial_state && !outputs.empty() &&
+         !outputs[0].empty();
 }
 
 // The node as ai.sentio.PackedGRU: its inputs X, W, R, B and sequence_lens in order (a sixth, initial_h,
@@ -200,24 +212,37 @@ std::string RewriteNode(const std::vector<Field>& node) {
 std::string PackRecurrences(const std::string& model, int* converted) {
   *converted = 0;
   const std::vector<Field> top = Fields(model);
-  std::string graph;
-  bool have_graph = false;
+  const Field* graph_field = nullptr;
   for (const Field& f : top) {
     if (f.number != 7 || f.wire != 2) continue;  // ModelProto.graph
-    have_graph = true;
-    for (const Field& g : Fields(f.bytes)) {
-      if (g.number == 1 && g.wire == 2) {  // GraphProto.node
-        const std::vector<Field> node = Fields(g.bytes);
-        if (Packable(node)) {
-          PutBytes(graph, 1, RewriteNode(node));
-          ++*converted;
-          continue;
-        }
-      }
-      graph.append(g.raw);
+    // protobuf merges a message field given twice; this walk does not, so such a file stays as it is
+    if (graph_field) return model;
+    graph_field = &f;
+  }
+  if (!graph_field) throw std::runtime_error("model: no graph");
+  const std::vector<Field> fields = Fields(graph_field->bytes);
+  // GraphProto: 5 initializer (TensorProto, name 8), 11 input (ValueInfoProto, name 1)
+  std::set<std::string_view> constants, inputs;
+  for (const Field& g : fields) {
+    if ((g.number != 5 && g.number != 11) || g.wire != 2) continue;
+    for (const Field& t : Fields(g.bytes)) {
+      if (g.number == 5 && t.number == 8 && t.wire == 2) constants.insert(t.bytes);
+      if (g.number == 11 && t.number == 1 && t.wire == 2) inputs.insert(t.bytes);
     }
   }
-  if (!have_graph) throw std::runtime_error("model: no graph");
+  for (std::string_view name : inputs) constants.erase(name);  // an input may override its initializer
+  std::string graph;
+  for (const Field& g : fields) {
+    if (g.number == 1 && g.wire == 2) {  // GraphProto.node
+      const std::vector<Field> node = Fields(g.bytes);
+      if (Packable(node, constants)) {
+        PutBytes(graph, 1, RewriteNode(node));
+        ++*converted;
+        continue;
+      }
+    }
+    graph.append(g.raw);
+  }
   if (*converted == 0) return model;
   std::string out;
   out.reserve(model.size() + 64);
