@@ -70,17 +70,18 @@ SENTIO_INLINE typename Vec<N>::F Tanh(typename Vec<N>::F x) {
   return 2.0f / (1.0f + Exp<N>(-2.0f * x)) - 1.0f;
 }
 
-// out[r][0, cols) = bias + x[r] . wt for n rows, R at a time, CV vectors of columns at a time; wt is
-// [input][cols], cols a multiple of CV * N.
+// out[r][0, cols) = bias + x[r] . wt for R rows (bias null: 0), CV vectors of columns at a time; wt is
+// [depth][cols], out rows are `cols` apart, cols a multiple of CV * N. The projection and the recurrent
+// product of a step are both this.
 template <int N, int R, int CV>
-SENTIO_INLINE void ProjectRows(const float* const* x, const float* wt, const float* bias, int64_t input, int64_t cols,
-                               float* out) {
+SENTIO_INLINE void MultiplyRows(const float* const* x, const float* wt, const float* bias, int64_t depth, int64_t cols,
+                                float* out) {
   using F = typename Vec<N>::F;
   for (int64_t c = 0; c < cols; c += CV * N) {
     F acc[R][CV];
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < CV; ++j) acc[r][j] = Load<N>(bias + c + j * N);
-    for (int64_t k = 0; k < input; ++k) {
+      for (int j = 0; j < CV; ++j) acc[r][j] = bias ? Load<N>(bias + c + j * N) : F{};
+    for (int64_t k = 0; k < depth; ++k) {
       const float* w = wt + k * cols + c;
       F wv[CV];
       for (int j = 0; j < CV; ++j) wv[j] = Load<N>(w + j * N);
@@ -98,8 +99,8 @@ template <int N, int R, int CV>
 SENTIO_INLINE void ProjectAll(const float* const* x, int64_t n, const float* wt, const float* bias, int64_t input,
                               int64_t cols, float* out) {
   int64_t i = 0;
-  for (; i + R <= n; i += R) ProjectRows<N, R, CV>(x + i, wt, bias, input, cols, out + i * cols);
-  for (; i < n; ++i) ProjectRows<N, 1, CV>(x + i, wt, bias, input, cols, out + i * cols);
+  for (; i + R <= n; i += R) MultiplyRows<N, R, CV>(x + i, wt, bias, input, cols, out + i * cols);
+  for (; i < n; ++i) MultiplyRows<N, 1, CV>(x + i, wt, bias, input, cols, out + i * cols);
 }
 
 // One step of one direction for R rows of hidden size 64: acc = h . rt (CV vectors of the 192 gate
@@ -112,22 +113,7 @@ SENTIO_INLINE void StepRows64(float* const* h, const float* const* p, const floa
   constexpr int64_t H = 64, G = 3 * H;
   static_assert(G % (CV * N) == 0 && H % N == 0, "blocking must divide the gates");
   alignas(64) float acc[R][G];
-  for (int64_t c = 0; c < G; c += CV * N) {
-    F a[R][CV];
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < CV; ++j) a[r][j] = F{};
-    for (int64_t k = 0; k < H; ++k) {
-      const float* w = rt + k * G + c;
-      F wv[CV];
-      for (int j = 0; j < CV; ++j) wv[j] = Load<N>(w + j * N);
-      for (int r = 0; r < R; ++r) {
-        const F hk = Splat<N>(h[r][k]);
-        for (int j = 0; j < CV; ++j) a[r][j] += hk * wv[j];
-      }
-    }
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < CV; ++j) Store<N>(&acc[r][c + j * N], a[r][j]);
-  }
+  MultiplyRows<N, R, CV>(h, rt, nullptr, H, G, &acc[0][0]);
   for (int r = 0; r < R; ++r) {
     for (int64_t o = 0; o < H; o += N) {
       const F z = Sigmoid<N>(Load<N>(p[r] + o) + Load<N>(&acc[r][o]));
