@@ -17,6 +17,7 @@ import { WordPieceTokenizer } from '../../src/tokenizer/wordpiece.js';
 import { MODEL_DIR, dairTexts, loadNative } from './helpers.js';
 
 const TOL = 1e-5;
+const OUTPUTS = ['emotions', 'sub_emotions', 'valence_arousal'];
 const texts = dairTexts();
 
 interface Reference {
@@ -103,7 +104,7 @@ describe('packed recurrence', () => {
       // One call: the addon cuts it into length-sorted runs, the two handles alike or not.
       const all = [...texts, '', '!', 'word '.repeat(400), 'a\u0301'];
       const [a, b] = await Promise.all([native.run(handle, all), native.run(unpacked, all)]);
-      for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+      for (const name of OUTPUTS) {
         expect(maxDiff(a.outputs[name]!, b.outputs[name]!), name).toBeLessThan(TOL);
       }
     } finally {
@@ -122,7 +123,7 @@ describe('packed recurrence', () => {
         expect(native.info(capped).packedRecurrences).toBe(2);
         expect(native.info(capped).packedKernels).toBe(isa);
         const got = await native.run(capped, sample);
-        for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+        for (const name of OUTPUTS) {
           expect(maxDiff(got.outputs[name]!, want.outputs[name]!), `${isa} ${name}`).toBeLessThan(TOL);
         }
       } finally {
@@ -140,7 +141,7 @@ describe('packed recurrence', () => {
       const pair = await native.run(handle, [long, short]);
       expect(native.info(handle).runs - runs, 'the pair is one padded run').toBe(1);
       expect(pair.tokenCounts[0]).toBe(128);
-      for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+      for (const name of OUTPUTS) {
         const whole = pair.outputs[name]!;
         const width = whole.length / 2;
         expect(maxDiff(whole.subarray(0, width), longAlone.outputs[name]!)).toBeLessThan(TOL);
@@ -160,7 +161,7 @@ describe('batch invariance', () => {
       const group = picks.slice(g, g + 4);
       const together = await native.run(handle, group);
       group.forEach((_, k) => {
-        for (const name of ['emotions', 'sub_emotions', 'valence_arousal']) {
+        for (const name of OUTPUTS) {
           const whole = together.outputs[name]!;
           const width = whole.length / group.length;
           expect(maxDiff(whole.subarray(k * width, (k + 1) * width), alone[g + k]!.outputs[name]!)).toBeLessThan(TOL);
