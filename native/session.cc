@@ -112,9 +112,8 @@ Session::Session(const SessionConfig& config)
       }
       if (packed_recurrences_ > 0) {
         try {
-          Ort::SessionOptions with_op = BaseOptions();
-          AddPackedGruOp(with_op);
-          session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), with_op);
+          AddPackedGruOp(options);  // unused, and harmless, if the file as it is loads below
+          session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
           packed_kernels_ = PackedGru::Kernels();
         } catch (const Ort::Exception&) {
           packed_recurrences_ = 0;  // the file as it is, below: a model the rewrite broke still loads
