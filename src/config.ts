@@ -88,8 +88,8 @@ const EnvSchema = z.object({
   SENTIO_INFERENCE_THREADS: int(0, 0, 256),
   SENTIO_INTRA_OP_THREADS: int(0, 0, 1024),
   SENTIO_INTER_OP_THREADS: int(1, 0, 1024),
-  /** Nice increment for the engine threads: 5 trades ~0.25 ms per call at low load for throughput at saturation (docs/engine.md). */
-  SENTIO_THREAD_NICE: int(0, 0, 19),
+  /** Nice increment for the engine threads: the JS thread first when both want a CPU (docs/engine.md, Thread priority). */
+  SENTIO_THREAD_NICE: int(10, 0, 19),
   /** Linux: keep a woken engine thread off the JS thread's CPU (docs/engine.md). */
   SENTIO_STEER_WAKEUPS: bool.default(true),
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),

@@ -104,7 +104,7 @@ export const ENGINE_DEFAULTS = {
   graphOptimization: 'all',
   packedRecurrence: true,
   allowSpinning: false,
-  threadNice: 0,
+  threadNice: 10,
   steerWakeups: true,
   verifyChecksums: true,
   warmup: true,
