@@ -183,7 +183,9 @@ export class LlmClient {
     const payload = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = { ...this.#headers, accept, 'content-length': payload.length };
     if (requestId) headers['x-request-id'] = requestId;
-    return new UpstreamCall(() => this.#transport.request(this.#url, { method: 'POST', agent: this.#agent, headers }), payload, signal, this.#timeoutMs);
+    // A resend gets a connection of its own (agent false): another pooled one may be just as stale.
+    const open = (fresh: boolean) => this.#transport.request(this.#url, { method: 'POST', agent: fresh ? false : this.#agent, headers });
+    return new UpstreamCall(open, payload, signal, this.#timeoutMs);
   }
 }
 
@@ -202,19 +204,19 @@ class UpstreamCall {
   #rejectResponse: (err: Error) => void = () => undefined;
   readonly #onAbort = () => this.abort();
 
-  constructor(open: () => http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
+  constructor(open: (fresh: boolean) => http.ClientRequest, payload: Buffer, signal: AbortSignal, timeoutMs: number) {
     this.#signal = signal;
     this.#timeoutMs = timeoutMs;
     this.response = new Promise<IncomingMessage>((resolve, reject) => {
       this.#rejectResponse = reject;
       const send = (attempt: number) => {
-        const req = open();
+        const req = open(attempt > 0);
         this.#req = req;
         let answered = false;
         // `on`, not `once`: a second error (a reset after a timeout) must not go unhandled and end the process.
         req.on('error', (err: NodeJS.ErrnoException) => {
           // A pooled connection that the upstream closed while it sat idle fails before any reply, and the
-          // request goes again, once, on another socket (Node's advice for `reusedSocket`). Once, because
+          // request goes again, once, on a new connection (Node's advice for `reusedSocket`). Once, because
           // the same failure is also an upstream that read the request and then died: it may see it twice,
           // never more.
           if (!answered && req.reusedSocket && !this.#failure && attempt < STALE_SOCKET_RETRIES
