@@ -38,7 +38,7 @@ export interface EngineOptions {
   packedRecurrence?: boolean;
   /** Let ONNX Runtime's threads spin between operators. Default false (they would compete with the JS thread). */
   allowSpinning?: boolean;
-  /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 0. */
+  /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 10 (docs/engine.md, Thread priority). */
   threadNice?: number;
   /**
    * Linux: when waking an engine idle for 5 ms or more, keep the thread it wakes off the calling (JS)

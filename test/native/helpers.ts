@@ -1,5 +1,5 @@
 /** Shared set-up for the native tests: the committed model, its tokenizer tables and the dair-ai val texts. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../../src/engine/binding.js';
 import type { NativeHandle, NativeLoadOptions } from '../../src/engine/binding.js';
@@ -36,6 +36,19 @@ export function splitIds(ids: Int32Array, lengths: Int32Array): number[][] {
   for (const n of lengths) {
     out.push(Array.from(ids.subarray(at, at + n)));
     at += n;
+  }
+  return out;
+}
+
+/** Thread ids of this process's engine threads (native/worker.cc names them sentio-engine); Linux only. */
+export function engineThreadIds(): string[] {
+  const out: string[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'sentio-engine') out.push(tid);
+    } catch {
+      // the thread exited meanwhile
+    }
   }
   return out;
 }

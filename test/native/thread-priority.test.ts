@@ -4,10 +4,10 @@
  * setting is easy to lose in a refactor and nothing else would notice, so the threads' own values are read
  * back from /proc.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/engine/engine.js';
-import { MODEL_DIR } from './helpers.js';
+import { MODEL_DIR, engineThreadIds } from './helpers.js';
 
 /** The nice value in a /proc stat file (field 19; the command name in field 2 may hold spaces). */
 function niceOf(statPath: string): number {
@@ -15,20 +15,8 @@ function niceOf(statPath: string): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
 
-function engineThreads(): Set<string> {
-  const out = new Set<string>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'sentio-engine') out.add(tid);
-    } catch {
-      // the thread exited meanwhile
-    }
-  }
-  return out;
-}
-
 async function niceOfNewEngine(over: { threadNice?: number }): Promise<number[]> {
-  const before = engineThreads();
+  const before = new Set(engineThreadIds());
   const engine = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', inferenceThreads: 2, warmup: false, ...over });
   try {
     await engine.analyze(['the engine threads all run once']);
@@ -36,7 +24,7 @@ async function niceOfNewEngine(over: { threadNice?: number }): Promise<number[]>
     let mine: string[] = [];
     for (let i = 0; i < 100 && mine.length < 2; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, 10));
-      mine = [...engineThreads()].filter((tid) => !before.has(tid));
+      mine = engineThreadIds().filter((tid) => !before.has(tid));
     }
     expect(mine).toHaveLength(2);
     return mine.map((tid) => niceOf(`/proc/self/task/${tid}/stat`));

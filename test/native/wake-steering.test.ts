@@ -3,11 +3,11 @@
  * kept off the JS thread's CPU, and that thread may use every CPU again as soon as it runs. A thread left
  * narrowed would quietly cost a busy server a core, so that is what these tests look for.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { native } from '../../src/engine/binding.js';
-import { dairTexts, loadNative } from './helpers.js';
+import { dairTexts, engineThreadIds, loadNative } from './helpers.js';
 
 const linuxMultiCpu = process.platform === 'linux' && availableParallelism() >= 2;
 const texts = dairTexts();
@@ -20,9 +20,8 @@ function allowedCpus(statusPath: string): string {
 /** Cpus_allowed_list of each engine thread (named sentio-engine). */
 function engineThreadCpus(): string[] {
   const out: string[] = [];
-  for (const tid of readdirSync('/proc/self/task')) {
+  for (const tid of engineThreadIds()) {
     try {
-      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'sentio-engine') continue;
       out.push(allowedCpus(`/proc/self/task/${tid}/status`));
     } catch {
       // the thread exited meanwhile
