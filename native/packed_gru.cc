@@ -204,26 +204,19 @@ PackedGru::PackedGru(const float* w, const float* r, const float* b, int64_t inp
     : input_(input), hidden_(hidden), isa_(Chosen()) {
   if (input <= 0 || hidden != kHidden) throw std::invalid_argument("PackedGru: hidden size must be 64, input positive");
   const int64_t G = 3 * hidden;
+  wt_.assign(static_cast<size_t>(input * 2 * G), 0.0f);
+  bias_.assign(static_cast<size_t>(2 * G), 0.0f);
   for (int d = 0; d < 2; ++d) {
-    wt_[d].assign(static_cast<size_t>(input * G), 0.0f);
     rt_[d].assign(static_cast<size_t>(hidden * G), 0.0f);
     for (int64_t g = 0; g < G; ++g) {
-      for (int64_t k = 0; k < input; ++k) wt_[d][k * G + g] = w[(d * G + g) * input + k];
+      for (int64_t k = 0; k < input; ++k) wt_[(k * 2 + d) * G + g] = w[(d * G + g) * input + k];
       for (int64_t k = 0; k < hidden; ++k) rt_[d][k * G + g] = r[(d * G + g) * hidden + k];
     }
     const float* wb = b + d * 2 * G;
     const float* rb = wb + G;
-    bias_[d].assign(wb, wb + G);
-    for (int64_t g = 0; g < 2 * hidden; ++g) bias_[d][g] += rb[g];
+    for (int64_t g = 0; g < G; ++g) bias_[d * G + g] = wb[g] + (g < 2 * hidden ? rb[g] : 0.0f);
     rbh_[d].assign(rb + 2 * hidden, rb + G);
   }
-  // Both directions' projections as one product: [input][2G], so a token is read once.
-  std::vector<float> both(static_cast<size_t>(input * 2 * G));
-  for (int64_t k = 0; k < input; ++k)
-    for (int d = 0; d < 2; ++d) std::copy(&wt_[d][k * G], &wt_[d][k * G] + G, &both[(k * 2 + d) * G]);
-  wt_[0].swap(both);
-  wt_[1].clear();
-  bias_[0].insert(bias_[0].end(), bias_[1].begin(), bias_[1].end());
 }
 
 void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64_t batch, float* y, float* y_h) const {
@@ -258,7 +251,7 @@ void PackedGru::Run(const float* x, const int32_t* lengths, int64_t steps, int64
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < len[b]; ++t) xs[offset[b] + t] = x + (t * batch + b) * I;
   auto project = isa_ == Isa::kAvx512 ? ProjectAvx512 : isa_ == Isa::kAvx2 ? ProjectAvx2 : ProjectBase;
-  project(xs.data(), tokens, wt_[0].data(), bias_[0].data(), I, 2 * G, proj.data());
+  project(xs.data(), tokens, wt_.data(), bias_.data(), I, 2 * G, proj.data());
 
   state.assign(static_cast<size_t>(batch * H), 0.0f);
   std::vector<float*> hs(static_cast<size_t>(batch)), ys(static_cast<size_t>(batch));

@@ -37,10 +37,10 @@ class PackedGru {
   static Isa Chosen();  // that, capped by SENTIO_PACKED_GRU_ISA
   int64_t input_, hidden_;
   Isa isa_ = Isa::kBase;
-  // Per direction: input weights transposed to [input][3H], recurrent weights to [H][3H]; the input
-  // bias plus the recurrent bias of z and r (they are added before the gate), and Rbh (inside r's
-  // product) kept apart.
-  std::vector<float> wt_[2], rt_[2], bias_[2], rbh_[2];
+  // Both directions' input weights transposed to [input][2 x 3H] (one product projects a token for both),
+  // with their bias [2 x 3H]: the input bias plus the recurrent bias of z and r (they are added before the
+  // gate). Per direction: recurrent weights transposed to [H][3H], and Rbh (inside r's product) apart.
+  std::vector<float> wt_, bias_, rt_[2], rbh_[2];
 };
 
 }  // namespace sentio
