@@ -23,6 +23,7 @@ import { healthRoutes } from './api/health.js';
 import { openApiRoute } from './api/openapi.js';
 import { chatRoutes } from './api/chat/serving.js';
 import { createLogger } from './log.js';
+import { accessLogger } from './http/access-log.js';
 import { readText } from './core/conversation-mode.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
@@ -136,7 +137,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
 
   // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or
   // bodies, so they skip the redaction pass: its wildcard paths cost as much as the rest of the line.
-  const accessLog = logger.child({}, { redact: [] });
+  const accessLog = accessLogger(logger);
   const server = new HttpServer({
     routes,
     keys,
@@ -159,7 +160,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     ],
     onRequestDone: (entry) => {
       metrics.observeRequest(entry);
-      accessLog.info(entry, 'request');
+      accessLog(entry);
     },
   });
   const port = await server.listen(config.host, config.port);

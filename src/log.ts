@@ -14,12 +14,28 @@ import type { DestinationStream, Logger } from 'pino';
 const BLOCK_CHARS = 16_000;
 const FLUSH_MS = 100;
 
+let timeMs = NaN;
+let timeField = '';
+
+/**
+ * pino's isoTime, formatted once a millisecond: `Date#toISOString` for every line cost about 1% of the
+ * main thread under single-message load, where several lines share each millisecond.
+ */
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== timeMs) {
+    timeMs = now;
+    timeField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return timeField;
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'sentio' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       redact: { paths: ['*.authorization', '*.apiKey', '*.api_key', '*["x-api-key"]'], censor: '[redacted]' },
       serializers: { err: errorFields },
     },
