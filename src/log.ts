@@ -21,7 +21,7 @@ let timeField = '';
  * pino's isoTime, formatted once a millisecond: `Date#toISOString` for every line cost about 1% of the
  * main thread under single-message load, where several lines share each millisecond.
  */
-export function isoTime(): string {
+function isoTime(): string {
   const now = Date.now();
   if (now !== timeMs) {
     timeMs = now;
