@@ -21,6 +21,15 @@ export abstract class EngineError extends Error {
 export class EngineOverloadedError extends EngineError {
   override readonly name = 'EngineOverloadedError';
   readonly code = 'ENGINE_OVERLOADED';
+
+  constructor(message: string) {
+    // No stack: a refusal is a verdict on load, not a fault, and must stay cheap when the engine sheds a
+    // flood (a stack costs about 5 µs of the JS thread).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /** The caller's AbortSignal fired before the result was ready; the texts were not (or no longer) computed. */

@@ -14,7 +14,10 @@ export interface BodyReadOptions {
   onTimeout: () => void;
   /** Fires when the client goes away: uWS then sends no more data, so the read must end here. */
   signal: CancelSignal;
-  /** Fires when the request is refused before its body has arrived (rate limit): the rest is not kept. */
+  /**
+   * Fires when the request is refused before its body has arrived (rate limit): the rest is not kept, and
+   * the read rejects with this signal's reason.
+   */
   stop?: CancelSignal;
 }
 
@@ -42,7 +45,9 @@ export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buff
     const onAbort = () => {
       if (settled) return;
       settle();
-      reject(new BodyNotReceivedError('the client closed the connection before its body arrived'));
+      // Refused: the caller answers with its own error and only reads this one to drop it.
+      if (opts.stop?.aborted) reject(opts.stop.reason);
+      else reject(new BodyNotReceivedError('the client closed the connection before its body arrived'));
     };
     const timer = setTimeout(() => {
       if (settled) return;

@@ -456,7 +456,7 @@ export class HttpServer {
       } catch (err) {
         // uWS keeps the connection's framing: the rest of the body is skipped and keep-alive goes on (the
         // reply closes the connection instead where that could mean skipping without bound: costlyToSkip).
-        stop?.abort();
+        stop?.abort(err); // the refusal is the reason: a default one is a DOMException, a stack's cost
         throw err;
       }
       const raw = reading && (await reading);
