@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppError, ERRORS, toErrorBody } from '../../src/errors.js';
+import { EngineOverloadedError } from '../../src/engine/errors.js';
 
 describe('error codes', () => {
   it('every code has a status, a type and a row in docs/errors.md', () => {
@@ -16,5 +17,17 @@ describe('error codes', () => {
       request_id: 'req_1',
     });
     expect(toErrorBody(new AppError('internal_error', 'x'), 'req_2').error).not.toHaveProperty('param');
+  });
+
+  it('refusals capture no stack, keep their cause, and leave every other error its stack', () => {
+    const cause = new Error('the store failed');
+    const refusals = [new AppError('overloaded', 'busy', { cause }), new EngineOverloadedError('queue full')];
+    for (const err of refusals) {
+      expect(err.stack?.split('\n')).toHaveLength(1); // "Name: message", no frames
+      expect(err).toBeInstanceOf(Error);
+    }
+    expect(refusals[0]!.cause).toBe(cause);
+    expect(refusals[0]!.message).toBe('busy');
+    expect(new Error('a fault').stack?.split('\n').length).toBeGreaterThan(1);
   });
 });
