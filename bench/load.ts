@@ -482,7 +482,7 @@ async function main(): Promise<void> {
     provider,
     store,
     quick,
-    // Seconds since this process started (--quick must stay under two minutes); the TypeScript build before it not counted
+    // Seconds since this process started, which --quick must keep under 120 (npm's TypeScript build before it is not counted)
     elapsed_s: round(performance.now() / 1000),
   };
   log(`\nratios: sentio/peer ${summary.sentio_vs_peer}  sentio/unbatched ${summary.sentio_vs_unbatched}  sentio/raw ${summary.sentio_vs_raw} (median of ${summary.sentio_vs_raw_rounds.join(', ')})  batch32/raw ${summary.batch32_vs_raw} (raw engine beside each: ${summary.raw_engine_texts_per_s} and ${summary.raw_engine_beside_batch32_texts_per_s} texts/s)`);
