@@ -17,7 +17,7 @@ import { EngineDisposedError, EngineInputError, InferenceError, ModelLoadError }
 import type { ModelManifest } from './model-files.js';
 import { readModelFiles, TOKENIZER_FILE } from './model-files.js';
 import type { EngineOptions, ResolvedEngineOptions } from './options.js';
-import { resolveEngineOptions, threadPlan } from './options.js';
+import { batchTokensFor, resolveEngineOptions, threadPlan } from './options.js';
 
 export * from './errors.js';
 export type { EngineOptions, EngineLogger } from './options.js';
@@ -225,6 +225,7 @@ class NativeEngine implements Engine {
     const va = manifest.outputs.valence_arousal.labels;
     this.#vaIndex = { valence: va.indexOf('valence'), arousal: va.indexOf('arousal') };
     this.#widths = { emotions: labels.emotions.length, sub: labels.subEmotions.length, va: va.length };
+    const maxBatchTokens = batchTokensFor(ni.provider, opts, ni.maxLength);
     this.info = Object.freeze({
       provider: ni.provider,
       requestedProvider: opts.executionProvider,
@@ -245,7 +246,7 @@ class NativeEngine implements Engine {
       batching: {
         enabled: opts.batching,
         maxBatchSize: opts.maxBatchSize,
-        maxBatchTokens: opts.maxBatchTokens,
+        maxBatchTokens,
         maxWaitMs: opts.maxWaitMs,
         maxQueue: opts.maxQueue,
         maxBatchesInFlight: opts.maxBatchesInFlight,
@@ -272,7 +273,7 @@ class NativeEngine implements Engine {
     this.#dispatcher = opts.batching
       ? new MicroBatcher<string, TextScores>(run, {
           maxBatchSize: opts.maxBatchSize,
-          maxBatchTokens: opts.maxBatchTokens,
+          maxBatchTokens,
           maxWaitMs: opts.maxWaitMs,
           maxQueue: opts.maxQueue,
           maxBatchesInFlight: opts.maxBatchesInFlight,

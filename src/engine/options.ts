@@ -54,7 +54,11 @@ export interface EngineOptions {
   batching?: boolean;
   /** Texts per batch. Default 256 (maxBatchTokens is what bounds a batch's cost). */
   maxBatchSize?: number;
-  /** Padded tokens per batch (texts x longest). Default 8192 (64 texts of 128 tokens). */
+  /**
+   * Padded tokens per batch (texts x longest). 0 = auto, set by the provider that loaded: on CPU 8192 (64
+   * texts of 128 tokens), on CUDA maxBatchSize x the model's longest input, so that only the text count
+   * bounds a batch there (a CUDA run costs nearly the same for 32 texts as for 256; docs/gpu.md). Default 0.
+   */
   maxBatchTokens?: number;
   /** Longest a text waits for companions while another batch runs. Default 2 ms. */
   maxWaitMs?: number;
@@ -110,7 +114,7 @@ export const ENGINE_DEFAULTS = {
   warmup: true,
   batching: true,
   maxBatchSize: 256,
-  maxBatchTokens: 8192,
+  maxBatchTokens: 0,
   maxWaitMs: 2,
   maxQueue: 4096,
   maxBatchesInFlight: 0,
@@ -144,7 +148,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('interOpThreads', r.interOpThreads, 0, 1024);
   int('threadNice', r.threadNice, 0, 19);
   int('maxBatchSize', r.maxBatchSize, 1, 65536);
-  int('maxBatchTokens', r.maxBatchTokens, 1);
+  int('maxBatchTokens', r.maxBatchTokens, 0);
   int('maxQueue', r.maxQueue, 1);
   int('maxBatchesInFlight', r.maxBatchesInFlight, 0, 64);
   int('streamChunk', r.streamChunk, 0, 65536);
@@ -156,6 +160,15 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     throw new EngineInputError(`engine option maxWaitMs must be in [0, 10000], got ${r.maxWaitMs}`);
   }
   return r;
+}
+
+/** On CPU a batch's padded tokens bound its run time, and so the wait of the texts behind it. */
+export const CPU_BATCH_TOKENS = 8192;
+
+/** maxBatchTokens with 0 ("auto") replaced by the value for the provider the engine loaded. */
+export function batchTokensFor(provider: 'cpu' | 'cuda', o: Pick<ResolvedEngineOptions, 'maxBatchTokens' | 'maxBatchSize'>, maxLength: number): number {
+  if (o.maxBatchTokens > 0) return o.maxBatchTokens;
+  return provider === 'cuda' ? o.maxBatchSize * maxLength : CPU_BATCH_TOKENS;
 }
 
 /** The thread layout the options ask for, with every 0 ("auto") replaced by a number. */

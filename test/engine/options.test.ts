@@ -1,7 +1,7 @@
 /** Engine option defaults and the thread layout that "auto" (0) resolves to. */
 import { describe, expect, it } from 'vitest';
 import { EngineInputError } from '../../src/engine/errors.js';
-import { ENGINE_DEFAULTS, resolveEngineOptions, threadPlan } from '../../src/engine/options.js';
+import { batchTokensFor, CPU_BATCH_TOKENS, ENGINE_DEFAULTS, resolveEngineOptions, threadPlan } from '../../src/engine/options.js';
 
 const plan = (inferenceThreads: number, intraOpThreads: number, cpus: number, maxBatchesInFlight = 0) =>
   threadPlan({ inferenceThreads, intraOpThreads, maxBatchesInFlight }, cpus);
@@ -21,6 +21,20 @@ describe('threadPlan', () => {
   });
 });
 
+describe('batchTokensFor', () => {
+  it('auto (0) bounds a CPU batch by padded tokens, and a CUDA batch by its text count alone', () => {
+    expect(batchTokensFor('cpu', { maxBatchTokens: 0, maxBatchSize: 256 }, 128)).toBe(CPU_BATCH_TOKENS);
+    expect(CPU_BATCH_TOKENS).toBe(8192);
+    expect(batchTokensFor('cuda', { maxBatchTokens: 0, maxBatchSize: 256 }, 128)).toBe(32768);
+    expect(batchTokensFor('cuda', { maxBatchTokens: 0, maxBatchSize: 64 }, 128)).toBe(8192);
+  });
+
+  it('a value set by the operator is kept on either provider', () => {
+    expect(batchTokensFor('cpu', { maxBatchTokens: 1000, maxBatchSize: 256 }, 128)).toBe(1000);
+    expect(batchTokensFor('cuda', { maxBatchTokens: 1000, maxBatchSize: 256 }, 128)).toBe(1000);
+  });
+});
+
 describe('resolveEngineOptions', () => {
   it('starts from the documented defaults', () => {
     expect(resolveEngineOptions()).toMatchObject(ENGINE_DEFAULTS);
@@ -33,6 +47,8 @@ describe('resolveEngineOptions', () => {
     expect(() => resolveEngineOptions({ executionProvider: 'tpu' as never })).toThrow(/auto, cuda or cpu/);
     expect(() => resolveEngineOptions({ threadNice: 20 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ maxRunTokens: -1 })).toThrow(EngineInputError);
+    expect(() => resolveEngineOptions({ maxBatchTokens: -1 })).toThrow(EngineInputError);
+    expect(resolveEngineOptions({ maxBatchTokens: 0 }).maxBatchTokens).toBe(0);
     expect(() => resolveEngineOptions({ priorityLane: 'no' as never })).toThrow(/priorityLane must be a boolean/);
     expect(() => resolveEngineOptions({ packedRecurrence: 1 as never })).toThrow(/packedRecurrence must be a boolean/);
   });

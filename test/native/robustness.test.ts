@@ -383,6 +383,8 @@ describe('load failures', () => {
     const e = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'auto', warmup: false, logger, inferenceThreads: 2 });
     try {
       expect(e.info.inferenceThreads).toBe(2);
+      // Auto batch bound, set by the provider that loaded: only the text count bounds a batch on CUDA.
+      expect(e.info.batching.maxBatchTokens).toBe(e.info.provider === 'cuda' ? 256 * e.info.maxLength : 8192);
       if (e.info.provider === 'cuda') {
         expect(e.info.sessions).toBe(2); // one per engine thread, each with its own stream
         return;
