@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Clock } from './clock.js';
-import type { ExecutionProvider, GraphOptimization } from './binding.js';
+import type { ExecutionProvider, GraphOptimization, NativeInfo } from './binding.js';
 import { EngineInputError } from './errors.js';
 import { shippedModelDir } from '../repo-paths.js';
 
@@ -166,7 +166,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
 export const CPU_BATCH_TOKENS = 8192;
 
 /** maxBatchTokens with 0 ("auto") replaced by the value for the provider the engine loaded. */
-export function batchTokensFor(provider: 'cpu' | 'cuda', o: Pick<ResolvedEngineOptions, 'maxBatchTokens' | 'maxBatchSize'>, maxLength: number): number {
+export function batchTokensFor(provider: NativeInfo['provider'], o: Pick<ResolvedEngineOptions, 'maxBatchTokens' | 'maxBatchSize'>, maxLength: number): number {
   if (o.maxBatchTokens > 0) return o.maxBatchTokens;
   return provider === 'cuda' ? o.maxBatchSize * maxLength : CPU_BATCH_TOKENS;
 }
