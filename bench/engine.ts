@@ -14,8 +14,9 @@
  *                           [--model-dir DIR] [--baseline-model DIR | --baseline-unpacked]
  * --baseline-model also runs the raw scenarios on another model directory (the same model re-laid, an
  * earlier version), interleaved with the model under test, and prints the ratio at each batch size.
- * --baseline-unpacked does the same with the model under test run by ONNX Runtime's own GRU instead of
- * the packed recurrence (engine option packedRecurrence: false).
+ * --baseline-unpacked does the same with the model under test run by ONNX Runtime's own GRU and pooling
+ * operators instead of the addon's PackedGRU and MaskedPool (engine options packedRecurrence and
+ * fusedPooling false).
  * The raw engine keeps as many batches outstanding as the batcher may (2), so "raw" is the engine's full
  * capacity at that batch size. The baseline uses onnxruntime-node's defaults except
  * intra-op threads = CPUs, what a Node user typically sets.
@@ -111,7 +112,7 @@ async function throughputBench(): Promise<void> {
     intraOpThreads: plan.intraOpThreads,
   };
   const engine: Engine = await createEngine(engineOptions);
-  const loadRaw = async (dir: string, packedRecurrence = true): Promise<NativeHandle> => {
+  const loadRaw = async (dir: string, rewritten = true): Promise<NativeHandle> => {
     const files = await readModelFiles(dir, { verifyChecksums: false });
     return native.load({
       modelPath: files.modelPath,
@@ -120,7 +121,8 @@ async function throughputBench(): Promise<void> {
       threads: plan.threads,
       intraOpThreads: plan.intraOpThreads,
       interOpThreads: 1,
-      packedRecurrence,
+      packedRecurrence: rewritten,
+      fusedPooling: rewritten,
       maxRunTexts: Math.max(...rawBatches),
       maxRunTokens: engine.info.batching.maxRunTokens, // the engine's plan, not the addon's unbounded default
     });
@@ -129,7 +131,7 @@ async function throughputBench(): Promise<void> {
   const otherDir = args['baseline-model'];
   const other = otherDir !== undefined ? await loadRaw(otherDir)
     : args['baseline-unpacked'] ? await loadRaw(modelDir, false) : undefined;
-  const otherName = otherDir ?? "ONNX Runtime's GRU";
+  const otherName = otherDir ?? "ONNX Runtime's GRU and pooling";
   // Loaded only when used: onnxruntime-node's binding would bind to whichever libonnxruntime.so.1 is loaded.
   const peer: { analyze(texts: string[]): Promise<unknown>; close(): Promise<void> } = baselineKind === 'ort-js'
     ? await (await import('./peer/ort-scorer.js')).OrtJsScorer.load(modelDir, availableParallelism())

@@ -142,6 +142,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
                        "option 'graphOptimization' must be disabled, basic, extended or all");
   config.session.allow_spinning = ReadBool(env, options, "allowSpinning", false);
   config.session.packed_recurrence = ReadBool(env, options, "packedRecurrence", true);
+  config.session.fuse_pooling = ReadBool(env, options, "fusedPooling", true);
   config.warmup = ReadBool(env, options, "warmup", true);
   config.max_run_texts = ReadInt(env, options, "maxRunTexts", 256, 1, 1 << 16);
   config.max_run_tokens = ReadInt(env, options, "maxRunTokens", 0, 0, 1 << 24);
@@ -253,6 +254,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("graphOptimization", s.graph_optimization);
   out.Set("packedRecurrences", worker->packed_recurrences());
   out.Set("packedKernels", worker->packed_kernels().empty() ? env.Null() : Napi::String::New(env, worker->packed_kernels()));
+  out.Set("fusedPoolings", worker->fused_poolings());
   out.Set("wakeSteering", worker->steering_active());
   out.Set("steeredWakeups", Napi::Number::New(env, static_cast<double>(worker->steered_wakeups())));
   out.Set("runs", Napi::Number::New(env, static_cast<double>(worker->runs())));

@@ -7,12 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "onnx_proto.h"
 #include "packed_gru.h"
 
 namespace sentio {
 namespace {
 
-constexpr const char* kDomain = "ai.sentio";
+constexpr const char* kDomain = "ai.sentio";  // sentio_ops.cc
 constexpr const char* kOpType = "PackedGRU";
 
 // --- the operator ---------------------------------------------------------------------------------
@@ -75,7 +76,7 @@ struct PackedGruKernel {
   std::unique_ptr<PackedGru> gru_;
 };
 
-struct PackedGruOp : Ort::CustomOpBase<PackedGruOp, PackedGruKernel> {
+struct PackedGruOperator : Ort::CustomOpBase<PackedGruOperator, PackedGruKernel> {
   void* CreateKernel(const OrtApi&, const OrtKernelInfo* info) const { return new PackedGruKernel(info); }
   const char* GetName() const { return kOpType; }
   const char* GetExecutionProviderType() const { return "CPUExecutionProvider"; }
@@ -93,69 +94,11 @@ struct PackedGruOp : Ort::CustomOpBase<PackedGruOp, PackedGruKernel> {
   }
 };
 
-// --- the rewrite: just enough protobuf to walk ModelProto -> GraphProto -> NodeProto -------------------
+// --- the rewrite ----------------------------------------------------------------------------------
 
-struct Field {
-  uint32_t number;
-  uint32_t wire;
-  uint64_t varint;        // wire type 0
-  std::string_view raw;   // the whole field, key included
-  std::string_view bytes; // wire type 2: the payload
-};
-
-uint64_t ReadVarint(std::string_view data, size_t& at) {
-  uint64_t value = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (at >= data.size()) throw std::runtime_error("model: truncated varint");
-    const uint8_t byte = static_cast<uint8_t>(data[at++]);
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80)) return value;
-  }
-  throw std::runtime_error("model: varint too long");
-}
-
-std::vector<Field> Fields(std::string_view data) {
-  std::vector<Field> fields;
-  size_t at = 0;
-  while (at < data.size()) {
-    const size_t start = at;
-    const uint64_t key = ReadVarint(data, at);
-    // As protobuf: field numbers 1 to 2^29 - 1, so that no bytes protobuf would refuse get rewritten.
-    if ((key >> 3) == 0 || (key >> 3) > (uint64_t{1} << 29) - 1) throw std::runtime_error("model: bad field number");
-    Field f{static_cast<uint32_t>(key >> 3), static_cast<uint32_t>(key & 7), 0, {}, {}};
-    switch (f.wire) {
-      case 0: f.varint = ReadVarint(data, at); break;
-      case 1: at += 8; break;
-      case 5: at += 4; break;
-      case 2: {
-        const uint64_t length = ReadVarint(data, at);
-        if (length > data.size() - at) throw std::runtime_error("model: truncated field");
-        f.bytes = data.substr(at, length);
-        at += length;
-        break;
-      }
-      default: throw std::runtime_error("model: unsupported wire type");
-    }
-    if (at > data.size()) throw std::runtime_error("model: truncated field");
-    f.raw = data.substr(start, at - start);
-    fields.push_back(f);
-  }
-  return fields;
-}
-
-void PutVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-void PutBytes(std::string& out, uint32_t number, std::string_view bytes) {
-  PutVarint(out, (static_cast<uint64_t>(number) << 3) | 2);
-  PutVarint(out, bytes.size());
-  out.append(bytes);
-}
+using onnx_proto::Field;
+using onnx_proto::Fields;
+using onnx_proto::PutBytes;
 
 // Whether PackedGRU computes this GRU node exactly (and at the size its kernels are blocked for); NodeProto fields: 1 input, 2 output, 4 op_type,
 // 5 attribute, 7 domain. AttributeProto: 1 name, 3 i, 4 s.
@@ -212,13 +155,7 @@ std::string RewriteNode(const std::vector<Field>& node) {
 std::string PackRecurrences(const std::string& model, int* converted) {
   *converted = 0;
   const std::vector<Field> top = Fields(model);
-  const Field* graph_field = nullptr;
-  for (const Field& f : top) {
-    if (f.number != 7 || f.wire != 2) continue;  // ModelProto.graph
-    // protobuf merges a message field given twice; this walk does not, so such a file stays as it is
-    if (graph_field) return model;
-    graph_field = &f;
-  }
+  const Field* graph_field = onnx_proto::GraphField(top);
   if (!graph_field) throw std::runtime_error("model: no graph");
   const std::vector<Field> fields = Fields(graph_field->bytes);
   // GraphProto: 5 initializer (TensorProto, name 8), 11 input (ValueInfoProto, name 1)
@@ -244,32 +181,12 @@ std::string PackRecurrences(const std::string& model, int* converted) {
     graph.append(g.raw);
   }
   if (*converted == 0) return model;
-  std::string out;
-  out.reserve(model.size() + 64);
-  for (const Field& f : top) {
-    if (f.number == 7 && f.wire == 2) {
-      PutBytes(out, 7, graph);
-    } else {
-      out.append(f.raw);
-    }
-  }
-  std::string opset;  // OperatorSetIdProto: 1 domain, 2 version
-  PutBytes(opset, 1, kDomain);
-  PutVarint(opset, (2 << 3) | 0);
-  PutVarint(opset, 1);
-  PutBytes(out, 8, opset);  // ModelProto.opset_import
-  return out;
+  return onnx_proto::WithGraph(top, graph);
 }
 
-void AddPackedGruOp(Ort::SessionOptions& options) {
-  // Sessions keep pointers to the domain and its operator: both live as long as the process.
-  static PackedGruOp* op = new PackedGruOp();
-  static Ort::CustomOpDomain* domain = [] {
-    auto* d = new Ort::CustomOpDomain(kDomain);
-    d->Add(op);
-    return d;
-  }();
-  options.Add(*domain);
+const OrtCustomOp* PackedGruOp() {
+  static PackedGruOperator* op = new PackedGruOperator();
+  return op;
 }
 
 }  // namespace sentio

@@ -16,7 +16,7 @@ namespace sentio {
 // Throws std::runtime_error on bytes it cannot parse as a model.
 std::string PackRecurrences(const std::string& model, int* converted);
 
-// Registers the ai.sentio domain with `options` (needed by a session over a rewritten model).
-void AddPackedGruOp(Ort::SessionOptions& options);
+// The operator, for the ai.sentio domain (sentio_ops.h).
+const OrtCustomOp* PackedGruOp();
 
 }  // namespace sentio

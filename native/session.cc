@@ -8,8 +8,10 @@
 #endif
 
 #include "errors.h"
+#include "masked_pool_op.h"
 #include "packed_gru.h"
 #include "packed_gru_op.h"
+#include "sentio_ops.h"
 
 namespace sentio {
 namespace {
@@ -100,26 +102,30 @@ Session::Session(const SessionConfig& config)
   auto load_cpu = [&]() {
     try {
       Ort::SessionOptions options = BaseOptions();
-      std::string packed;
-      if (config.packed_recurrence && PackedGru::Vectorized()) {
+      // Rewritten in memory (packed_gru_op.h, masked_pool_op.h); the file itself stays standard ONNX.
+      const bool pack = config.packed_recurrence && PackedGru::Vectorized();
+      if (pack || config.fuse_pooling) {
         std::string model(std::filesystem::file_size(config.model_path), '\0');
         std::ifstream(config.model_path, std::ios::binary).read(model.data(), static_cast<std::streamsize>(model.size()));
+        std::string rewritten;
         try {
-          packed = PackRecurrences(model, &packed_recurrences_);
+          if (pack) rewritten = PackRecurrences(model, &packed_recurrences_);
+          if (config.fuse_pooling) rewritten = FusePooling(packed_recurrences_ > 0 ? rewritten : model, &fused_poolings_);
         } catch (const std::runtime_error&) {
-          packed_recurrences_ = 0;  // not a model this walk reads: ONNX Runtime says what is wrong below
+          packed_recurrences_ = fused_poolings_ = 0;  // not a model these walks read: ONNX Runtime says what is wrong below
         }
-      }
-      if (packed_recurrences_ > 0) {
-        try {
-          AddPackedGruOp(options);  // unused, and harmless, if the file as it is loads below
-          session_ = std::make_unique<Ort::Session>(env, packed.data(), packed.size(), options);
-          packed_kernels_ = PackedGru::Kernels();
-        } catch (const Ort::Exception&) {
-          packed_recurrences_ = 0;  // the file as it is, below: a model the rewrite broke still loads
+        std::string().swap(model);
+        if (packed_recurrences_ > 0 || fused_poolings_ > 0) {
+          try {
+            AddSentioOps(options);
+            session_ = std::make_unique<Ort::Session>(env, rewritten.data(), rewritten.size(), options);
+            if (packed_recurrences_ > 0) packed_kernels_ = PackedGru::Kernels();
+          } catch (const Ort::Exception&) {
+            packed_recurrences_ = fused_poolings_ = 0;  // the file as it is, below: a model the rewrite broke still loads
+          }
         }
-        // The two copies of the file (tens of MB) would otherwise stay in the heap, counted in RSS.
-        std::string().swap(packed);
+        // The copies of the file (tens of MB) would otherwise stay in the heap, counted in RSS.
+        std::string().swap(rewritten);
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif

@@ -22,6 +22,7 @@ struct SessionConfig {
   std::string graph_optimization = "all";  // "disabled" | "basic" | "extended" | "all"
   bool allow_spinning = false;             // see docs/engine.md: spinning steals the JS thread's core
   bool packed_recurrence = true;           // on CPU, GRU nodes run as PackedGRU (packed_gru_op.h)
+  bool fuse_pooling = true;                // on CPU, pooling subgraphs run as MaskedPool (masked_pool_op.h)
 };
 
 // One model output: its name and the width of its [batch, width] float32 tensor.
@@ -50,6 +51,8 @@ class Session {
   int packed_recurrences() const { return packed_recurrences_; }
   // Their kernels' instruction set ("avx512", "avx2", "base"); empty when none is packed.
   const std::string& packed_kernels() const { return packed_kernels_; }
+  // Pooling subgraphs the CPU session runs as MaskedPool (0 on CUDA, or with fuse_pooling off).
+  int fused_poolings() const { return fused_poolings_; }
 
  private:
   Ort::SessionOptions BaseOptions() const;
@@ -62,6 +65,7 @@ class Session {
   std::string provider_;
   std::string fallback_reason_;
   int packed_recurrences_ = 0;
+  int fused_poolings_ = 0;
   std::string packed_kernels_;
   std::vector<OutputSpec> outputs_;
   std::vector<std::string> input_names_;     // in the model's order

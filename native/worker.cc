@@ -334,6 +334,7 @@ void Worker::Load() {
   provider_ = first.provider();
   fallback_reason_ = first.fallback_reason();
   packed_recurrences_ = first.packed_recurrences();
+  fused_poolings_ = first.fused_poolings();
   packed_kernels_ = first.packed_kernels();
   outputs_ = first.outputs();
   sessions_ = static_cast<int32_t>(lanes_.size());
@@ -389,8 +390,9 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   // On CPU a run costs a fixed overhead (the graph's ~160 kernels at a tiny size: about 240 µs here) plus
   // work for every position of the run's padded [texts, longest] input. Real tokens cost the same however
   // the batch is cut, so a plan weighs the runs against their padded positions: about 4.2 µs each when
-  // ONNX Runtime's GRU steps every row to the longest text, about 0.9 µs with the packed recurrence
-  // (packed_gru.h: only the other branches' per-position work is left; docs/engine.md, Padding). So a
+  // ONNX Runtime's GRU steps every row to the longest text and its operators pool every position, about
+  // 0.5 µs with the packed recurrence and the fused pooling (packed_gru.h, masked_pool_op.h: only
+  // embedding and layout work is left; docs/engine.md, Padding). So a
   // batch is sorted by length and cut into runs that minimise that cost, each run at most `cap` texts:
   // small enough that every engine thread gets a share of a large batch unless other jobs wait, and at
   // most max_run_tokens padded tokens where one text allows: a priority job waits for the runs in
@@ -399,7 +401,9 @@ std::vector<Worker::Task> Worker::Plan(Job& job) {
   // padding is nearly free, so a batch runs whole (up to max_run_texts); the engine threads then serve
   // different batches instead of sharing one.
   constexpr int64_t kRunCost = 2400;  // both in tenths of a µs
-  const int64_t position_cost = packed_recurrences_ > 0 ? 9 : 42;
+  // A padded position: about 0.5 µs of embedding and layout work, plus 3.3 in ONNX Runtime's GRU
+  // (not the packed one) and 0.4 in ONNX Runtime's pooling (not MaskedPool).
+  const int64_t position_cost = 5 + (packed_recurrences_ > 0 ? 0 : 33) + (fused_poolings_ > 0 ? 0 : 4);
   const bool split_by_length = provider_ != "cuda";
   constexpr size_t kMinShare = 4;  // a batch this small is not shared out across threads
   const std::vector<int32_t>& lengths = job.lengths;

@@ -103,6 +103,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
   const std::vector<OutputSpec>& outputs() const { return outputs_; }
   // GRU nodes the CPU session runs as PackedGRU: their runs cost little for padding (Plan).
   int32_t packed_recurrences() const { return packed_recurrences_; }
+  // Pooling subgraphs the CPU session runs as MaskedPool: padding then costs less still (Plan).
+  int32_t fused_poolings() const { return fused_poolings_; }
   const std::string& packed_kernels() const { return packed_kernels_; }
   const SessionConfig& session_config() const { return config_.session; }
   int32_t threads() const { return config_.threads; }
@@ -176,6 +178,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   int32_t sessions_ = 0;
   std::string fallback_reason_;
   int32_t packed_recurrences_ = 0;
+  int32_t fused_poolings_ = 0;
   std::string packed_kernels_;
   std::vector<OutputSpec> outputs_;
 

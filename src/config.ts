@@ -94,6 +94,7 @@ const EnvSchema = z.object({
   SENTIO_STEER_WAKEUPS: bool.default(true),
   SENTIO_GRAPH_OPTIMIZATION: z.enum(['disabled', 'basic', 'extended', 'all']).default('all'),
   SENTIO_PACKED_RECURRENCE: bool.default(true),
+  SENTIO_FUSED_POOLING: bool.default(true),
   SENTIO_BATCHING: bool.default(true),
   SENTIO_BATCH_MAX_SIZE: int(256, 1, 4096),
   SENTIO_BATCH_MAX_TOKENS: int(0, 0, ENGINE_OPTION_MAX),
@@ -153,6 +154,7 @@ export interface Config {
     interOpThreads: number;
     graphOptimization: Env['SENTIO_GRAPH_OPTIMIZATION'];
     packedRecurrence: boolean;
+    fusedPooling: boolean;
     threadNice: number;
     steerWakeups: boolean;
     batching: boolean;
@@ -291,6 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       interOpThreads: e.SENTIO_INTER_OP_THREADS,
       graphOptimization: e.SENTIO_GRAPH_OPTIMIZATION,
       packedRecurrence: e.SENTIO_PACKED_RECURRENCE,
+      fusedPooling: e.SENTIO_FUSED_POOLING,
       threadNice: e.SENTIO_THREAD_NICE,
       steerWakeups: e.SENTIO_STEER_WAKEUPS,
       batching: e.SENTIO_BATCHING,

@@ -40,6 +40,7 @@ export interface NativeLoadOptions {
   graphOptimization?: GraphOptimization;
   /** On CPU, GRU nodes run as the addon's PackedGRU operator. Default true. */
   packedRecurrence?: boolean;
+  fusedPooling?: boolean;
   /** ONNX Runtime worker threads busy-wait between ops when true. */
   allowSpinning?: boolean;
   /** Run a few batches at load so that the first request does not pay for arena growth. */
@@ -94,6 +95,8 @@ export interface NativeInfo {
   packedRecurrences: number;
   /** The packed kernels' instruction set: 'avx512', 'avx2' or 'base'; null when none is packed. */
   packedKernels: 'avx512' | 'avx2' | 'base' | null;
+  /** Pooling subgraphs the CPU session runs as MaskedPool (0 on CUDA or with fusedPooling off). */
+  fusedPoolings: number;
   /** Linux, 2+ CPUs, steerWakeups on: wakes of an idle engine are kept off the caller's CPU. */
   wakeSteering: boolean;
   /** Wakes steered so far. */

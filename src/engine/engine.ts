@@ -70,6 +70,8 @@ export interface EngineInfo {
   packedRecurrences: number;
   /** Their kernels' instruction set ('avx512', 'avx2'); null when none is packed. */
   packedKernels: string | null;
+  /** Pooling subgraphs run by the addon's MaskedPool (0: ONNX Runtime's operators; always 0 on CUDA). */
+  fusedPoolings: number;
   batching: {
     enabled: boolean;
     maxBatchSize: number;
@@ -129,6 +131,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     interOpThreads: opts.interOpThreads,
     graphOptimization: opts.graphOptimization,
     packedRecurrence: opts.packedRecurrence,
+    fusedPooling: opts.fusedPooling,
     allowSpinning: opts.allowSpinning,
     threadNice: opts.threadNice,
     steerWakeups: opts.steerWakeups,
@@ -243,6 +246,7 @@ class NativeEngine implements Engine {
       graphOptimization: ni.graphOptimization,
       packedRecurrences: ni.packedRecurrences,
       packedKernels: ni.packedKernels,
+      fusedPoolings: ni.fusedPoolings,
       batching: {
         enabled: opts.batching,
         maxBatchSize: opts.maxBatchSize,
@@ -312,6 +316,7 @@ class NativeEngine implements Engine {
       maxLength: i.maxLength,
       onnxruntime: i.ortVersion,
       packedRecurrence: i.packedRecurrences > 0 ? { nodes: i.packedRecurrences, kernels: i.packedKernels } : false,
+      fusedPooling: i.fusedPoolings > 0 ? { nodes: i.fusedPoolings } : false,
       threads: { inference: i.inferenceThreads, sessions: i.sessions, intraOp: i.intraOpThreads, interOp: i.interOpThreads, wakeSteering: i.wakeSteering },
       batching: i.batching,
     };

@@ -36,6 +36,12 @@ export interface EngineOptions {
    * text. The model file is not changed. Default true.
    */
   packedRecurrence?: boolean;
+  /**
+   * On CPU, run the max, mean and attention pooling that closes each branch of the model as the addon's
+   * MaskedPool operator (docs/engine.md#fused-pooling), which reads a padded position once, instead of
+   * ONNX Runtime's dozen operators over every padded position. The model file is not changed. Default true.
+   */
+  fusedPooling?: boolean;
   /** Let ONNX Runtime's threads spin between operators. Default false (they would compete with the JS thread). */
   allowSpinning?: boolean;
   /** Nice increment (0..19) for the engine's threads, so that the JS thread wins contested cores. Default 10 (docs/engine.md, Thread priority). */
@@ -107,6 +113,7 @@ export const ENGINE_DEFAULTS = {
   interOpThreads: 1,
   graphOptimization: 'all',
   packedRecurrence: true,
+  fusedPooling: true,
   allowSpinning: false,
   threadNice: 10,
   steerWakeups: true,
@@ -154,6 +161,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('streamChunk', r.streamChunk, 0, 65536);
   int('maxRunTokens', r.maxRunTokens, 0, 1 << 24);
   if (typeof r.packedRecurrence !== 'boolean') throw new EngineInputError('engine option packedRecurrence must be a boolean');
+  if (typeof r.fusedPooling !== 'boolean') throw new EngineInputError('engine option fusedPooling must be a boolean');
   if (typeof r.fairTenants !== 'boolean') throw new EngineInputError('engine option fairTenants must be a boolean');
   if (typeof r.priorityLane !== 'boolean') throw new EngineInputError('engine option priorityLane must be a boolean');
   if (!(r.maxWaitMs >= 0 && r.maxWaitMs <= 10_000)) {

@@ -51,5 +51,6 @@ describe('resolveEngineOptions', () => {
     expect(resolveEngineOptions({ maxBatchTokens: 0 }).maxBatchTokens).toBe(0);
     expect(() => resolveEngineOptions({ priorityLane: 'no' as never })).toThrow(/priorityLane must be a boolean/);
     expect(() => resolveEngineOptions({ packedRecurrence: 1 as never })).toThrow(/packedRecurrence must be a boolean/);
+    expect(() => resolveEngineOptions({ fusedPooling: 'yes' as never })).toThrow(/fusedPooling must be a boolean/);
   });
 });

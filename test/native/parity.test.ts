@@ -4,7 +4,9 @@
  * per run. All 2,000 dair-ai val texts must agree within 1e-5, and a text must score the same alone or
  * inside a batch of mixed lengths (where it is padded). On CPU the addon runs the model's two GRU nodes
  * with its packed kernel (native/packed_gru.h); onnxruntime-node runs ONNX Runtime's own GRU, so these
- * tests are also that kernel's check, and the addon with the kernel off must agree with it as well.
+ * tests are also that kernel's check, and the addon with the kernel off must agree with it as well. The
+ * same holds for the branches' pooling, which the addon runs as its MaskedPool operator
+ * (native/masked_pool_op.h).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -159,6 +161,26 @@ describe('packed recurrence', () => {
         expect(maxDiff(whole.subarray(0, width), longAlone.outputs[name]!)).toBeLessThan(TOL);
         expect(maxDiff(whole.subarray(width), shortAlone.outputs[name]!)).toBeLessThan(TOL);
       }
+    }
+  });
+});
+
+describe('fused pooling', () => {
+  it("runs the four branches' pooling as MaskedPool, and agrees with ONNX Runtime's operators in the addon on every text", async () => {
+    expect(engine.info.fusedPoolings).toBe(4);
+    expect(native.info(handle).fusedPoolings).toBe(4);
+    const unfused = await loadNative({ warmup: false, fusedPooling: false });
+    try {
+      expect(native.info(unfused).fusedPoolings).toBe(0);
+      expect(native.info(unfused).packedRecurrences).toBe(native.info(handle).packedRecurrences);
+      // One call, cut into length-sorted runs: texts padded inside runs, and the longest alone.
+      const all = [...texts, '', '!', 'word '.repeat(400), 'a\u0301', '\u{1F600}'.repeat(30)];
+      const [a, b] = await Promise.all([native.run(handle, all), native.run(unfused, all)]);
+      for (const name of OUTPUTS) {
+        expect(maxDiff(a.outputs[name]!, b.outputs[name]!), name).toBeLessThan(TOL);
+      }
+    } finally {
+      await native.dispose(unfused);
     }
   });
 });

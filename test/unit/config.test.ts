@@ -21,10 +21,10 @@ describe('config bounds', () => {
     }
   });
 
-  it('maps SENTIO_BATCH_LANE, SENTIO_RUN_MAX_TOKENS and SENTIO_BATCH_MAX_TOKENS onto the engine options', () => {
-    expect(loadConfig({ SENTIO_API_KEYS: KEY }).engine).toMatchObject({ priorityLane: true, maxRunTokens: 1024, maxBatchTokens: 0 });
-    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_BATCH_LANE: '0', SENTIO_RUN_MAX_TOKENS: '0', SENTIO_BATCH_MAX_TOKENS: '4096' }).engine)
-      .toMatchObject({ priorityLane: false, maxRunTokens: 0, maxBatchTokens: 4096 });
+  it('maps SENTIO_BATCH_LANE, SENTIO_RUN_MAX_TOKENS, SENTIO_BATCH_MAX_TOKENS and SENTIO_FUSED_POOLING onto the engine options', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY }).engine).toMatchObject({ priorityLane: true, maxRunTokens: 1024, maxBatchTokens: 0, fusedPooling: true });
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_BATCH_LANE: '0', SENTIO_RUN_MAX_TOKENS: '0', SENTIO_BATCH_MAX_TOKENS: '4096', SENTIO_FUSED_POOLING: '0' }).engine)
+      .toMatchObject({ priorityLane: false, maxRunTokens: 0, maxBatchTokens: 4096, fusedPooling: false });
   });
 
   it('SENTIO_CONTEXT_MAX_MB must hold one full context', () => {
