@@ -29,7 +29,7 @@ constexpr float kNegligible = -110.0f;
 
 // --- the operator ---------------------------------------------------------------------------------
 //
-// Inputs: 0 S [B, T, C] (the branch's sequence, zero rows at padded positions); 1 cond [B, T(, 1)]
+// Inputs: 0 S [B, T, C] (the branch's sequence, padded positions included); 1 cond [B, T(, 1)]
 // bool, the real positions; 2 W [C, H] and 3 bias [H], the attention scores' projection; 4 fill, the
 // score of a padded position (a scalar); 5 denom [B(, 1)], what the mean divides the sum by; 6 Z
 // [B, T(, 1)] (optional): the max reads S - Z, as the graph's masked max does, else S.
@@ -66,7 +66,7 @@ struct Pooling {
   float* best;         // [heads] of scratch
 };
 
-// Text b's output row. Plain loops: compiled once for AVX2 + FMA and once for any x86-64 (below).
+// Text b's output row. Plain loops, compiled for AVX2 + FMA and for the build's baseline (Pool, below).
 SENTIO_INLINE void PoolText(const Pooling& p, int64_t b) {
   const int64_t steps = p.steps, channels = p.channels, heads = p.heads;
   const float* xb = p.x + b * steps * channels;
@@ -120,15 +120,26 @@ SENTIO_INLINE void PoolText(const Pooling& p, int64_t b) {
   }
 }
 
-__attribute__((target("avx2,fma"))) void PoolAvx2(const Pooling& p, int64_t batch) {
-  for (int64_t b = 0; b < batch; ++b) PoolText(p, b);
-}
-
 void PoolBase(const Pooling& p, int64_t batch) {
   for (int64_t b = 0; b < batch; ++b) PoolText(p, b);
 }
 
-const bool kAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) void PoolAvx2(const Pooling& p, int64_t batch) {
+  for (int64_t b = 0; b < batch; ++b) PoolText(p, b);
+}
+
+void Pool(const Pooling& p, int64_t batch) {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  if (avx2) PoolAvx2(p, batch);
+  else PoolBase(p, batch);
+}
+#else
+void Pool(const Pooling& p, int64_t batch) { PoolBase(p, batch); }
+#endif
 
 struct MaskedPoolKernel {
   explicit MaskedPoolKernel(const OrtKernelInfo*) {}
@@ -170,8 +181,7 @@ struct MaskedPoolKernel {
                     context.GetOutput(0, {batch, (2 + heads) * channels}).GetTensorMutableData<float>(),
                     scratch.data(),
                     scratch.data() + steps * heads};
-    if (kAvx2) PoolAvx2(p, batch);
-    else PoolBase(p, batch);
+    Pool(p, batch);
   }
 };
 
