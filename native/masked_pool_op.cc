@@ -23,16 +23,18 @@ using onnx_proto::PutBytes;
 constexpr const char* kDomain = "ai.sentio";  // sentio_ops.cc
 constexpr const char* kOpType = "MaskedPool";
 
-// exp(x) is 0 in float below about -103.3: a position whose attention score is this far under the
-// text's best adds exactly nothing to the softmax, so skipping it changes no bit.
+// exp(x) is 0 in float below about -104: a position whose attention score is this far under the text's
+// best (a padded one: the graph's fill is -10,000) has a softmax weight of exactly 0, and is skipped.
 constexpr float kNegligible = -110.0f;
 
 // --- the operator ---------------------------------------------------------------------------------
 //
-// Inputs: 0 S [B, T, C] (the branch's sequence, padded positions included); 1 cond [B, T(, 1)]
-// bool, the real positions; 2 W [C, H] and 3 bias [H], the attention scores' projection; 4 fill, the
-// score of a padded position (a scalar); 5 denom [B(, 1)], what the mean divides the sum by; 6 Z
-// [B, T(, 1)] (optional): the max reads S - Z, as the graph's masked max does, else S.
+// Inputs: 0 S [B, T, C] (the branch's sequence, padded positions included); 1 cond [B, T, 1] bool,
+// the real positions; 2 W [C, H] and 3 bias [H], the attention scores' projection; 4 fill, the score of
+// a padded position (one element); 5 denom [B, 1], what each text's sum is divided by; 6 Z [B, T, 1]
+// (optional): the max reads S - Z, as the graph's masked max does, else S. The shapes are checked
+// exactly: with others the graph's broadcasting would mean something else (FusePooling matches
+// operators, not shapes; session.cc runs a rewritten model once before it keeps it).
 // Output [B, (2 + H) x C]: max over t, sum over t / denom, then per head the softmax-weighted sum of S's
 // rows, the layout of the graph's Concat(ReduceMax, Div, Flatten(MatMul(Transpose(Softmax), S))).
 
@@ -74,8 +76,9 @@ SENTIO_INLINE void PoolText(const Pooling& p, int64_t b) {
   float* max = p.out + b * (2 + heads) * channels;
   float* mean = max + channels;
   float* attn = mean + channels;
-  // Max and sum read every position, padded ones too: exactly what the graph computes, whatever the
-  // padded rows hold (zeros, in the shipped model), in one pass where the graph made several.
+  // Max and sum read every position, padded ones too, as the graph does, whatever the padded rows hold
+  // (zeros, in the shipped model), in one pass where the graph made several. (A NaN may be dropped
+  // from the max where ONNX Runtime keeps it; the model's sequences are finite.)
   std::fill(max, max + channels, -std::numeric_limits<float>::infinity());
   std::fill(mean, mean + channels, 0.0f);
   for (int64_t t = 0; t < steps; ++t) {
@@ -156,11 +159,13 @@ struct MaskedPoolKernel {
       throw Ort::Exception("MaskedPool: S must be [batch, steps, channels] and W [channels, heads]", ORT_INVALID_ARGUMENT);
     }
     const int64_t batch = shape[0], steps = shape[1], channels = shape[2], heads = ws[1];
-    const auto count = [](const Ort::ConstValue& v) { return v.GetTensorTypeAndShapeInfo().GetElementCount(); };
-    if (count(cond) != static_cast<size_t>(batch * steps) || count(bias) != static_cast<size_t>(heads) ||
-        count(fill) != 1 || count(denom) != static_cast<size_t>(batch) ||
-        (z && count(z) != static_cast<size_t>(batch * steps))) {
-      throw Ort::Exception("MaskedPool: cond, bias, fill, denom or Z has the wrong size", ORT_INVALID_ARGUMENT);
+    const auto dims = [](const Ort::ConstValue& v) { return v.GetTensorTypeAndShapeInfo().GetShape(); };
+    const std::vector<int64_t> per_position{batch, steps, 1};
+    if (dims(cond) != per_position || dims(bias) != std::vector<int64_t>{heads} ||
+        fill.GetTensorTypeAndShapeInfo().GetElementCount() != 1 || dims(denom) != std::vector<int64_t>{batch, 1} ||
+        (z && dims(z) != per_position)) {
+      throw Ort::Exception("MaskedPool: cond or Z is not [batch, steps, 1], bias not [heads], fill not one value, or denom not [batch, 1]",
+                           ORT_INVALID_ARGUMENT);
     }
     const float* wd = w.GetTensorData<float>();
     std::vector<float> wt(static_cast<size_t>(heads * channels));  // W as [heads][channels]: rows to dot with
@@ -283,6 +288,9 @@ std::optional<std::vector<int64_t>> Int64Constant(const Node& node) {
   for (const Field& f : Fields(tensor)) {
     if (f.number == 2 && f.wire == 0) type = f.varint;
     if (f.number == 7 && f.wire == 0) values.push_back(static_cast<int64_t>(f.varint));
+    if (f.number == 7 && f.wire == 2) {  // packed, as ONNX declares int64_data
+      for (size_t at = 0; at < f.bytes.size();) values.push_back(static_cast<int64_t>(onnx_proto::ReadVarint(f.bytes, at)));
+    }
     if (f.number == 9 && f.wire == 2) raw = f.bytes;
   }
   if (type != 7) return std::nullopt;  // INT64
@@ -316,7 +324,9 @@ class Graph {
   std::map<std::string_view, size_t> producer_;
 };
 
-// The MaskedPool node's inputs for a Concat that closes a pooling subgraph, or an empty vector.
+// The MaskedPool node's inputs for a Concat that closes a pooling subgraph, or an empty vector. The
+// forms matched are opset 13 to 17's (ReduceSum's axes an input, ReduceMax's an attribute, Softmax over
+// one axis), which such a node set implies.
 std::vector<std::string_view> MatchPooling(const Graph& g, const Node& concat, const std::set<std::string_view>& constants) {
   if (concat.op != "Concat" || !concat.domain.empty() || concat.inputs.size() != 3 || concat.outputs.size() != 1 ||
       !HasInts(concat, {{"axis", {1}}})) {
@@ -380,25 +390,18 @@ std::string FusePooling(const std::string& model, int* fused) {
   const Field* graph_field = onnx_proto::GraphField(top);
   if (!graph_field) throw std::runtime_error("model: no graph");
   const std::vector<Field> fields = Fields(graph_field->bytes);
-  std::set<std::string_view> constants, graph_inputs, graph_outputs;
+  const std::set<std::string_view> constants = onnx_proto::Constants(fields);
+  const std::set<std::string_view> graph_outputs = onnx_proto::Outputs(fields);
   std::vector<Node> nodes;
   for (const Field& g : fields) {
-    if (g.wire != 2) continue;
-    if (g.number == 1) {
-      nodes.push_back(ParseNode(g.bytes));
-      for (const Field& a : nodes.back().attributes) {
-        for (const Field& f : Fields(a.bytes)) {
-          if (f.number == 6 || f.number == 11) return model;  // a subgraph: names this walk cannot follow
-        }
+    if (g.number != 1 || g.wire != 2) continue;
+    nodes.push_back(ParseNode(g.bytes));
+    for (const Field& a : nodes.back().attributes) {
+      for (const Field& f : Fields(a.bytes)) {
+        if (f.number == 6 || f.number == 11) return model;  // a subgraph: names this walk cannot follow
       }
     }
-    for (const Field& t : (g.number == 5 || g.number == 11 || g.number == 12) ? Fields(g.bytes) : std::vector<Field>{}) {
-      if (g.number == 5 && t.number == 8 && t.wire == 2) constants.insert(t.bytes);
-      if (g.number == 11 && t.number == 1 && t.wire == 2) graph_inputs.insert(t.bytes);
-      if (g.number == 12 && t.number == 1 && t.wire == 2) graph_outputs.insert(t.bytes);
-    }
   }
-  for (std::string_view name : graph_inputs) constants.erase(name);  // an input may override its initializer
   Graph graph(std::move(nodes));
   std::map<size_t, std::string> replaced;  // node index -> the MaskedPool node in its place
   for (size_t i = 0; i < graph.nodes().size(); ++i) {

@@ -73,6 +73,31 @@ const Field* GraphField(const std::vector<Field>& model) {
   return graph;
 }
 
+std::set<std::string_view> Constants(const std::vector<Field>& graph) {
+  // GraphProto: 5 initializer (TensorProto, name 8), 11 input (ValueInfoProto, name 1)
+  std::set<std::string_view> constants, inputs;
+  for (const Field& g : graph) {
+    if ((g.number != 5 && g.number != 11) || g.wire != 2) continue;
+    for (const Field& t : Fields(g.bytes)) {
+      if (g.number == 5 && t.number == 8 && t.wire == 2) constants.insert(t.bytes);
+      if (g.number == 11 && t.number == 1 && t.wire == 2) inputs.insert(t.bytes);
+    }
+  }
+  for (std::string_view name : inputs) constants.erase(name);
+  return constants;
+}
+
+std::set<std::string_view> Outputs(const std::vector<Field>& graph) {
+  std::set<std::string_view> outputs;  // GraphProto: 12 output (ValueInfoProto, name 1)
+  for (const Field& g : graph) {
+    if (g.number != 12 || g.wire != 2) continue;
+    for (const Field& t : Fields(g.bytes)) {
+      if (t.number == 1 && t.wire == 2) outputs.insert(t.bytes);
+    }
+  }
+  return outputs;
+}
+
 std::string WithGraph(const std::vector<Field>& model, std::string_view graph) {
   std::string out;
   out.reserve(graph.size() + 1024);

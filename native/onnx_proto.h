@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,13 @@ void PutBytes(std::string& out, uint32_t number, std::string_view bytes);
 // ModelProto's graph field; nullptr when absent. Throws when the graph is given twice (protobuf would
 // merge the two; these walks do not).
 const Field* GraphField(const std::vector<Field>& model);
+
+// Names of a GraphProto's initializers that are not also graph inputs (an input may override its
+// initializer): the tensors a rewrite may treat as constant.
+std::set<std::string_view> Constants(const std::vector<Field>& graph);
+
+// Names of a GraphProto's outputs.
+std::set<std::string_view> Outputs(const std::vector<Field>& graph);
 
 // `model` with its graph replaced by `graph` and the ai.sentio opset (version 1) imported, once.
 std::string WithGraph(const std::vector<Field>& model, std::string_view graph);

@@ -158,16 +158,7 @@ std::string PackRecurrences(const std::string& model, int* converted) {
   const Field* graph_field = onnx_proto::GraphField(top);
   if (!graph_field) throw std::runtime_error("model: no graph");
   const std::vector<Field> fields = Fields(graph_field->bytes);
-  // GraphProto: 5 initializer (TensorProto, name 8), 11 input (ValueInfoProto, name 1)
-  std::set<std::string_view> constants, inputs;
-  for (const Field& g : fields) {
-    if ((g.number != 5 && g.number != 11) || g.wire != 2) continue;
-    for (const Field& t : Fields(g.bytes)) {
-      if (g.number == 5 && t.number == 8 && t.wire == 2) constants.insert(t.bytes);
-      if (g.number == 11 && t.number == 1 && t.wire == 2) inputs.insert(t.bytes);
-    }
-  }
-  for (std::string_view name : inputs) constants.erase(name);  // an input may override its initializer
+  const std::set<std::string_view> constants = onnx_proto::Constants(fields);
   std::string graph;
   for (const Field& g : fields) {
     if (g.number == 1 && g.wire == 2) {  // GraphProto.node

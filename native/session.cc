@@ -66,6 +66,31 @@ void AppendCuda(Ort::SessionOptions& options, int device_id) {
   options.AppendExecutionProvider_CUDA_V2(*cuda);
 }
 
+// One run of two short texts, one of them padded, on a session over a rewritten model: the rewrites
+// match operators, not shapes, so a model they misread fails here, at load, not on every request.
+bool RunsOnce(Ort::Session& session) {
+  try {
+    Ort::AllocatorWithDefaultOptions allocator;
+    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    const int64_t shape[2] = {2, 3};
+    int64_t ids[6] = {2, 5, 6, 2, 5, 0}, mask[6] = {1, 1, 1, 1, 1, 0};
+    std::vector<std::string> names, out_names;
+    std::vector<Ort::Value> inputs;
+    for (size_t i = 0; i < session.GetInputCount(); ++i) {
+      names.push_back(session.GetInputNameAllocated(i, allocator).get());
+      inputs.push_back(Ort::Value::CreateTensor<int64_t>(memory, names.back() == "attention_mask" ? mask : ids, 6, shape, 2));
+    }
+    for (size_t i = 0; i < session.GetOutputCount(); ++i) out_names.push_back(session.GetOutputNameAllocated(i, allocator).get());
+    std::vector<const char*> in_ptrs, out_ptrs;
+    for (const auto& n : names) in_ptrs.push_back(n.c_str());
+    for (const auto& n : out_names) out_ptrs.push_back(n.c_str());
+    session.Run(Ort::RunOptions{nullptr}, in_ptrs.data(), inputs.data(), inputs.size(), out_ptrs.data(), out_ptrs.size());
+    return true;
+  } catch (const Ort::Exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 Ort::Env& OrtEnvironment() {
@@ -102,30 +127,43 @@ Session::Session(const SessionConfig& config)
   auto load_cpu = [&]() {
     try {
       Ort::SessionOptions options = BaseOptions();
-      // Rewritten in memory (packed_gru_op.h, masked_pool_op.h); the file itself stays standard ONNX.
+      // Rewritten in memory (packed_gru_op.h, masked_pool_op.h); the file itself stays standard ONNX. The
+      // rewrites are tried with both, then the packed recurrence alone, then the file as it is: a model
+      // they misread (ONNX Runtime refuses it, or its first run fails) still loads.
       const bool pack = config.packed_recurrence && PackedGru::Vectorized();
       if (pack || config.fuse_pooling) {
+        AddSentioOps(options);  // unused, and harmless, if the file as it is loads below
         std::string model(std::filesystem::file_size(config.model_path), '\0');
         std::ifstream(config.model_path, std::ios::binary).read(model.data(), static_cast<std::streamsize>(model.size()));
-        std::string rewritten;
+        std::string packed, fused;
         try {
-          if (pack) rewritten = PackRecurrences(model, &packed_recurrences_);
-          if (config.fuse_pooling) rewritten = FusePooling(packed_recurrences_ > 0 ? rewritten : model, &fused_poolings_);
+          if (pack) packed = PackRecurrences(model, &packed_recurrences_);
         } catch (const std::runtime_error&) {
-          packed_recurrences_ = fused_poolings_ = 0;  // not a model these walks read: ONNX Runtime says what is wrong below
+          packed_recurrences_ = 0;  // not a model this walk reads: ONNX Runtime says what is wrong below
+        }
+        try {
+          if (config.fuse_pooling) fused = FusePooling(packed_recurrences_ > 0 ? packed : model, &fused_poolings_);
+        } catch (const std::runtime_error&) {
+          fused_poolings_ = 0;
         }
         std::string().swap(model);
-        if (packed_recurrences_ > 0 || fused_poolings_ > 0) {
+        const auto load = [&](const std::string& bytes) {
           try {
-            AddSentioOps(options);
-            session_ = std::make_unique<Ort::Session>(env, rewritten.data(), rewritten.size(), options);
-            if (packed_recurrences_ > 0) packed_kernels_ = PackedGru::Kernels();
+            auto session = std::make_unique<Ort::Session>(env, bytes.data(), bytes.size(), options);
+            if (!RunsOnce(*session)) return false;
+            session_ = std::move(session);
+            return true;
           } catch (const Ort::Exception&) {
-            packed_recurrences_ = fused_poolings_ = 0;  // the file as it is, below: a model the rewrite broke still loads
+            return false;
           }
-        }
+        };
+        if (fused_poolings_ > 0 && !load(fused)) fused_poolings_ = 0;
+        if (!session_ && packed_recurrences_ > 0 && !load(packed)) packed_recurrences_ = 0;
+        if (!session_) packed_recurrences_ = fused_poolings_ = 0;
+        if (packed_recurrences_ > 0) packed_kernels_ = PackedGru::Kernels();
         // The copies of the file (tens of MB) would otherwise stay in the heap, counted in RSS.
-        std::string().swap(rewritten);
+        std::string().swap(packed);
+        std::string().swap(fused);
 #ifdef __GLIBC__
         malloc_trim(0);
 #endif

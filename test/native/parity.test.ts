@@ -8,7 +8,8 @@
  * same holds for the branches' pooling, which the addon runs as its MaskedPool operator
  * (native/masked_pool_op.h).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -181,6 +182,34 @@ describe('fused pooling', () => {
       }
     } finally {
       await native.dispose(unfused);
+    }
+  });
+
+  it('loads a model whose pooling it would misread without the fusion, the packed recurrence kept', async () => {
+    // One member's softmax fill becomes the attention bias (two values, not one): a graph ONNX Runtime
+    // runs (the bias broadcasts over the positions), which the rewrite still matches by its operators.
+    // MaskedPool refuses that fill, so the first run at load fails and the model loads without it.
+    const model = readFileSync(join(MODEL_DIR, 'model.onnx'));
+    const from = Buffer.from('/six.0/attn/Add_output_0\n\x0fonnx::Where_153', 'latin1');
+    const at = model.indexOf(from);
+    expect(at).toBeGreaterThan(0);
+    expect(model.indexOf(from, at + 1)).toBe(-1);
+    Buffer.from('six.0.attn.bias', 'latin1').copy(model, at + from.length - 15);
+    const dir = mkdtempSync(join(tmpdir(), 'sentio-pool-'));
+    writeFileSync(join(dir, 'model.onnx'), model);
+    const [fallback, reference] = await Promise.all([
+      loadNative({ warmup: true, modelPath: join(dir, 'model.onnx') }),
+      loadNative({ warmup: false, modelPath: join(dir, 'model.onnx'), fusedPooling: false }),
+    ]);
+    try {
+      expect(native.info(fallback).fusedPoolings).toBe(0);
+      expect(native.info(fallback).packedRecurrences).toBe(native.info(handle).packedRecurrences);
+      const sample = texts.slice(0, 200);
+      const [a, b] = await Promise.all([native.run(fallback, sample), native.run(reference, sample)]);
+      for (const name of OUTPUTS) expect(maxDiff(a.outputs[name]!, b.outputs[name]!), name).toBeLessThan(TOL);
+    } finally {
+      await Promise.all([native.dispose(fallback), native.dispose(reference)]);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
