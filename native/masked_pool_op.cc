@@ -387,9 +387,7 @@ std::string PoolNode(const Node& concat, const std::vector<std::string_view>& in
 std::string FusePooling(const std::string& model, int* fused) {
   *fused = 0;
   const std::vector<Field> top = Fields(model);
-  const Field* graph_field = onnx_proto::GraphField(top);
-  if (!graph_field) throw std::runtime_error("model: no graph");
-  const std::vector<Field> fields = Fields(graph_field->bytes);
+  const std::vector<Field> fields = onnx_proto::GraphFields(top);
   const std::set<std::string_view> constants = onnx_proto::Constants(fields);
   const std::set<std::string_view> graph_outputs = onnx_proto::Outputs(fields);
   std::vector<Node> nodes;

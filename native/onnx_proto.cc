@@ -63,14 +63,15 @@ void PutBytes(std::string& out, uint32_t number, std::string_view bytes) {
   out.append(bytes);
 }
 
-const Field* GraphField(const std::vector<Field>& model) {
+std::vector<Field> GraphFields(const std::vector<Field>& model) {
   const Field* graph = nullptr;
   for (const Field& f : model) {
     if (f.number != 7 || f.wire != 2) continue;
     if (graph) throw std::runtime_error("model: graph given twice");
     graph = &f;
   }
-  return graph;
+  if (!graph) throw std::runtime_error("model: no graph");
+  return Fields(graph->bytes);
 }
 
 std::set<std::string_view> Constants(const std::vector<Field>& graph) {

@@ -29,9 +29,9 @@ std::vector<Field> Fields(std::string_view data);
 void PutVarint(std::string& out, uint64_t value);
 void PutBytes(std::string& out, uint32_t number, std::string_view bytes);
 
-// ModelProto's graph field; nullptr when absent. Throws when the graph is given twice (protobuf would
-// merge the two; these walks do not).
-const Field* GraphField(const std::vector<Field>& model);
+// The fields of ModelProto's graph. Throws when there is none, or when it is given twice (protobuf
+// would merge the two; these walks do not).
+std::vector<Field> GraphFields(const std::vector<Field>& model);
 
 // Names of a GraphProto's initializers that are not also graph inputs (an input may override its
 // initializer): the tensors a rewrite may treat as constant.

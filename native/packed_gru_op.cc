@@ -155,9 +155,7 @@ std::string RewriteNode(const std::vector<Field>& node) {
 std::string PackRecurrences(const std::string& model, int* converted) {
   *converted = 0;
   const std::vector<Field> top = Fields(model);
-  const Field* graph_field = onnx_proto::GraphField(top);
-  if (!graph_field) throw std::runtime_error("model: no graph");
-  const std::vector<Field> fields = Fields(graph_field->bytes);
+  const std::vector<Field> fields = onnx_proto::GraphFields(top);
   const std::set<std::string_view> constants = onnx_proto::Constants(fields);
   std::string graph;
   for (const Field& g : fields) {
