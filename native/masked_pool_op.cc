@@ -20,7 +20,6 @@ using onnx_proto::Field;
 using onnx_proto::Fields;
 using onnx_proto::PutBytes;
 
-constexpr const char* kDomain = "ai.sentio";  // sentio_ops.cc
 constexpr const char* kOpType = "MaskedPool";
 
 // exp(x) is 0 in float below about -104: a position whose attention score is this far under the text's
@@ -377,8 +376,7 @@ std::string PoolNode(const Node& concat, const std::vector<std::string_view>& in
   for (std::string_view i : inputs) PutBytes(out, 1, i);
   PutBytes(out, 2, concat.outputs[0]);
   PutBytes(out, 3, concat.name);
-  PutBytes(out, 4, kOpType);
-  PutBytes(out, 7, kDomain);
+  onnx_proto::PutSentioOp(out, kOpType);
   return out;
 }
 

@@ -3,11 +3,6 @@
 #include <stdexcept>
 
 namespace sentio::onnx_proto {
-namespace {
-
-constexpr std::string_view kDomain = "ai.sentio";
-
-}  // namespace
 
 uint64_t ReadVarint(std::string_view data, size_t& at) {
   uint64_t value = 0;
@@ -63,6 +58,11 @@ void PutBytes(std::string& out, uint32_t number, std::string_view bytes) {
   out.append(bytes);
 }
 
+void PutSentioOp(std::string& out, std::string_view op_type) {
+  PutBytes(out, 4, op_type);
+  PutBytes(out, 7, kSentioDomain);
+}
+
 std::vector<Field> GraphFields(const std::vector<Field>& model) {
   const Field* graph = nullptr;
   for (const Field& f : model) {
@@ -110,14 +110,14 @@ std::string WithGraph(const std::vector<Field>& model, std::string_view graph) {
     }
     if (f.number == 8 && f.wire == 2) {  // OperatorSetIdProto: 1 domain, 2 version
       for (const Field& o : Fields(f.bytes)) {
-        if (o.number == 1 && o.wire == 2 && o.bytes == kDomain) imported = true;
+        if (o.number == 1 && o.wire == 2 && o.bytes == kSentioDomain) imported = true;
       }
     }
     out.append(f.raw);
   }
   if (!imported) {
     std::string opset;
-    PutBytes(opset, 1, kDomain);
+    PutBytes(opset, 1, kSentioDomain);
     PutVarint(opset, (2 << 3) | 0);
     PutVarint(opset, 1);
     PutBytes(out, 8, opset);

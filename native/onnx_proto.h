@@ -12,6 +12,9 @@
 
 namespace sentio::onnx_proto {
 
+// The domain of Sentio's own operators (sentio_ops.h), which the rewrites import.
+inline constexpr const char* kSentioDomain = "ai.sentio";
+
 struct Field {
   uint32_t number;
   uint32_t wire;
@@ -28,6 +31,9 @@ std::vector<Field> Fields(std::string_view data);
 
 void PutVarint(std::string& out, uint64_t value);
 void PutBytes(std::string& out, uint32_t number, std::string_view bytes);
+
+// NodeProto's op_type and domain fields for Sentio's operator `op_type`.
+void PutSentioOp(std::string& out, std::string_view op_type);
 
 // The fields of ModelProto's graph. Throws when there is none, or when it is given twice (protobuf
 // would merge the two; these walks do not).

@@ -13,7 +13,6 @@
 namespace sentio {
 namespace {
 
-constexpr const char* kDomain = "ai.sentio";  // sentio_ops.cc
 constexpr const char* kOpType = "PackedGRU";
 
 // --- the operator ---------------------------------------------------------------------------------
@@ -145,8 +144,7 @@ std::string RewriteNode(const std::vector<Field>& node) {
   for (const Field& f : node) {
     if (f.number != 1 && f.number != 4 && f.number != 7) out.append(f.raw);
   }
-  PutBytes(out, 4, kOpType);
-  PutBytes(out, 7, kDomain);
+  onnx_proto::PutSentioOp(out, kOpType);
   return out;
 }
 

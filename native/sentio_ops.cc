@@ -1,6 +1,7 @@
 #include "sentio_ops.h"
 
 #include "masked_pool_op.h"
+#include "onnx_proto.h"
 #include "packed_gru_op.h"
 
 namespace sentio {
@@ -8,7 +9,7 @@ namespace sentio {
 void AddSentioOps(Ort::SessionOptions& options) {
   // Sessions keep pointers to the domain and its operators: all live as long as the process.
   static Ort::CustomOpDomain* domain = [] {
-    auto* d = new Ort::CustomOpDomain("ai.sentio");
+    auto* d = new Ort::CustomOpDomain(onnx_proto::kSentioDomain);
     d->Add(PackedGruOp());
     d->Add(MaskedPoolOp());
     return d;
