@@ -95,9 +95,15 @@ export interface Sentio {
 
 export async function startSentio(config: Config, opts: SentioOptions): Promise<Sentio> {
   const logger = opts.logger ?? createLogger(config.logLevel);
-  // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn) and compile the crisis
-  // patterns, which V8 does on first use: about 45 ms that the first chat turn would otherwise pay.
-  readText('warm-up: i cannot go on, the pills and the bridge, goodbye');
+  // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn), and run each path of
+  // the crisis reading twice (English rules; the other languages' rules, which only a text no English rule
+  // reads reaches; the learned signal, which only a text no rule reads reaches): V8 compiles a function or a
+  // pattern on first use and a pattern again on the next, 0.4 s here that the first chat turns paid instead
+  // (up to 240 ms for one turn).
+  for (const text of ['warm-up: i cannot go on, the pills and the bridge, goodbye', 'quiero morir', 'warm-up: a long day, the bus was late']) {
+    readText(text);
+    readText(text);
+  }
   // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
   const store = stores.contexts;

@@ -190,34 +190,46 @@ describe('crisis_intervention', () => {
 
   // Spanish, Portuguese, French, German and Italian: the direct tier of src/core/crisis-languages.ts. Before it,
   // none of these chose crisis_intervention (the model and the learned signal read English).
-  // One development positive is left out on purpose: a plan told with no word of dying or of a means ("c'est
-  // décidé, je le ferai samedi soir"). A rule for it would read "je le ferai" beside any decision, and the
-  // held-out set measured after it was written had the same shape in three languages (docs/conversation-modes.md).
-  const KNOWN_LANGUAGE_MISSES = ["C'est décidé, je le ferai samedi soir quand mes colocs seront partis. J'ai déjà tout ce qu'il faut."];
+  // The development sets' positives left out on purpose (docs/conversation-modes.md says why for each kind):
+  // a plan told with no word of dying, a means or a place, beside a date alone ("je le ferai le 14"); a
+  // wish to be gone said as "not wanting to be here", which is also a place ("já não quer cá estar") or a
+  // move ("me ne voglio ji' pe' sempe", Neapolitan); a pet entrusted before "next week", which is also a
+  // trip; someone else's farewell told through a cover story, or their pills found put away; and a joke
+  // about parents "killing" a failed student followed by "I might as well do it myself".
+  const KNOWN_LANGUAGE_MISSES = [
+    "c'est décidé, je le ferai le 14, le jour de mon anniversaire",
+    'vc promete cuidar do meu cachorro? acho q nao vou estar aqui semana q vem',
+    'A Marta já não quer cá estar. A Marta acha que o melhor é ir-se embora de vez, e sou eu a Marta.',
+    "Uagliò, nun ce la faccio cchiù, 'sta vita nun fa pe' me, me ne voglio ji' pe' sempe",
+    'mi mejor amigo mando un audio al grupo despidiendose de todos, ayer regalo su play y me dejo a su perro. dice que se va lejos pero no tiene ningun viaje. me estoy asustando mucho',
+    'Minha mãe vive falando que já viveu demais e que ninguém ia sentir falta dela, e hoje achei os remédios de pressão dela todos guardados numa caixinha escondida no guarda-roupa. Tô com medo',
+    "ça sert à rien que je continue. j'ai raté mon bac, mes parents vont me tuer, autant le faire moi-même avant",
+  ];
+  // A fan's "me quiero morir jaja" after a thrashing: the words of a wish to die, said as a joke.
+  const KNOWN_LANGUAGE_FALSE_ALARMS = ['El Madrid nos mató en el segundo tiempo, qué paliza, me quiero morir jaja'];
 
-  it('other languages, development sets: every positive selects it (but the one known miss), no negative does', async () => {
+  it('other languages, development sets: every positive selects it but the known misses, no negative but the known false alarm', async () => {
     const pos = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.positives);
     const neg = F.LANGUAGE_DEVELOPMENT_SETS.flatMap((d) => d.negatives);
-    expect(pos.length).toBeGreaterThanOrEqual(549);
+    expect(pos.length).toBeGreaterThanOrEqual(789);
     const m = await measure(pos, neg);
     console.log(`crisis, other languages, development sets (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  wrong: ${JSON.stringify([...m.missed, ...m.falseAlarms])}`);
     expect(m.missed).toEqual(KNOWN_LANGUAGE_MISSES);
-    expect(m.falseAlarms).toEqual([]);
+    expect(m.falseAlarms).toEqual(KNOWN_LANGUAGE_FALSE_ALARMS);
   });
 
-  // Written blind by a helper session (very short messages, typos, abbreviations, English words, the third
-  // person) and measured once with the final rules, 2026-11-26 afternoon: 34/60 recall and 2/60 false alarms.
-  // The two were then fixed (a negated "no quiero hacerme daño", and "docu" missing from the French frame),
-  // so the 0 here is no longer a blind figure. Floors at the measured figures: a regression guard, not a
-  // target. (The earlier held-out sets, 44/60 and 32/60 when measured, are development data now.)
+  // Written blind by a helper session from people's situations and measured once with the final rules,
+  // 2026-11-27 evening: 17/60 recall (11/60 with the rules before that evening's rounds) and 1/60 false alarms (a
+  // fan's "me quiero morir jaja", also read so before). Floors at the measured figures: a regression guard,
+  // not a target. (The earlier held-out sets are development data now: docs/conversation-modes.md.)
   it('other languages, held-out set: recall and false-positive rate stay at their measured level', async () => {
     const { positives, negatives } = F.LANGUAGE_HELD_OUT;
     const m = await measure(positives, negatives);
     console.log(`crisis, other languages, held-out set (${positives.length} + ${negatives.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(34);
-    expect(m.falseAlarms.length).toBeLessThanOrEqual(0);
+    expect(positives.length - m.missed.length).toBeGreaterThanOrEqual(17);
+    expect(m.falseAlarms.length).toBeLessThanOrEqual(1);
   });
 
   // 300 everyday messages near the topic (60 a language: idioms, grief, practical questions, suicide spoken of
@@ -258,6 +270,42 @@ describe('crisis_intervention', () => {
     }
     // The French frame keeps the English topic rule off French text, not the rest of the third tier.
     expect(detectCrisis('Un article sur le suicide. Almost did it.', { negative: true })?.rule).toBe('almost_jumped');
+  });
+
+  // 2026-11-27 evening's rounds: the kinds they added, and the near misses written against each while building them.
+  it('the other languages\' newer rules: pills taken, a height, affairs before a goodbye, a burden; and their near misses', () => {
+    for (const t of ['tomei uns 30 comprimidos de rivotril faz uma hora', "j'ai pris toute la boîte de doliprane y a 2h", 'hab grad ne ganze packung ibu geschluckt',
+      'je suis sur le toit de mon immeuble là. je sais pas pourquoi je t\'écris', 'Ich bin für alle nur eine Last. Ihr müsst euch bald keine Sorgen mehr um mich machen.',
+      'ho regalato il mio cane a un amico e ho sistemato tutte le mie cose. grazie di tutto, ciao', 'ya no quiero existir', 'will nicht mehr leben', 'jveux mourir jsuis fatiguée de tt',
+      'quel pont de Paris est assez haut pour ne pas survivre ?', 'scusa se ti scrivo alle 4 di notte ma ho la lametta in mano', 'ho deciso, lo faccio domenica notte quando sono solo in casa']) {
+      expect(detectCrisis(t), t).toBeDefined();
+    }
+    for (const t of ['le di mi gato a mi vecina porque me mudo. gracias por todo, adiós!', 'hice mi testamento con el notario y le dejé mi perro a mi hija cuando me operen. adiós y gracias',
+      "j'ai écrit à ma banque et payé mes dettes grâce à toi, merci pour tout", 'ciao! ho dato il mio gatto a mia madre per il weekend e ho scritto la lettera di presentazione',
+      'compré las pastillas para el dolor de cabeza, ya estoy lista.', 'ich habe die Tabletten versteckt, damit die Kinder nicht rankommen. ich bin bereit.',
+      'ho comprato le corde nuove per la chitarra, sono pronto.', "this movie is lame, i'm done.", 'Die Pläne klingen gut, ich bin bereit.',
+      'ho deciso, lo faccio domenica quando sono sola in casa: pulizie di primavera!', 'he decidido que mañana empiezo el gimnasio, lo hago cuando mis padres se vayan',
+      'ich will nicht mehr leben wie bisher, ich ändere alles', 'não quero mais existir nesse grupo kkkk', 'no quiero existir sin ti, te amo mucho',
+      "demain je saute du pont à l'élastique, trop hâte", 'morgen spring ich vom Dach ins Schwimmbecken', 'me volví a cortar el pelo, quedó horrible',
+      'quand je ne serai plus là cet été, vous serez soulagés de pouvoir utiliser ma chambre haha', 'desde qué altura es seguro que no sobrevives a una caída? es para mi clase de física',
+      'Giulia prende la macchina e va contro un muro nel videogioco, che ridere', 'se la Juve perde un\'altra volta mi ammazzo giuro', 'si el Madrid pierde me mato',
+      'quiero que todo acabe bien, no veo otra salida mejor', 'pronto no tendrás que preocuparte más por mí, ya conseguí trabajo']) {
+      expect(detectCrisis(t), t).toBeUndefined();
+    }
+  });
+
+  // An availability guard, not a speed claim: nested ranges once made one rule cost milliseconds per 8 KB, and
+  // a pattern that backtracks without bound would take seconds. About 2 ms each here (docs/conversation-modes.md).
+  it('the other languages\' rules stay cheap on an 8 KB message built from their own words', () => {
+    const words = ['le he dado mi gato a mi vecina y las cuentas en orden ', 'compre la cuerda compre ', 'pastillas escondidas cajas de paracetamol ',
+      'soy una carga para todos ', 'altura del puente seguro no sobrevivo ', 'escrevi cartas deixei as senhas do banco ', 'ho deciso, lo faccio quando sono solo '];
+    detectCrisis('quiero morir'); // V8 compiles each pattern on first use; the server does this at start (app.ts)
+    for (const w of words) {
+      const text = w.repeat(Math.ceil(8192 / w.length)).slice(0, 8192);
+      const t0 = performance.now();
+      detectCrisis(text);
+      expect(performance.now() - t0, w).toBeLessThan(50);
+    }
   });
 
   // The emotion model's tokenizer reads these as the plain words; the rules did not (probe, 2026-11-26).
