@@ -98,8 +98,8 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn), and run each path of
   // the crisis reading twice (English rules; the other languages' rules, which only a text no English rule
   // reads reaches; the learned signal, which only a text no rule reads reaches): V8 compiles a function or a
-  // pattern on first use and a pattern again on the next, 0.4 s here that the first chat turns paid instead
-  // (up to 240 ms for one turn).
+  // pattern on first use and a pattern again on the next, 0.3 s here that the first chat turns paid instead
+  // (50–80 ms each for the first few).
   for (const text of ['warm-up: i cannot go on, the pills and the bridge, goodbye', 'quiero morir', 'warm-up: a long day, the bus was late']) {
     readText(text);
     readText(text);
