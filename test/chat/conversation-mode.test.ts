@@ -297,8 +297,8 @@ describe('crisis_intervention', () => {
     }
   });
 
-  // An availability guard, not a speed claim: nested ranges once made one rule cost milliseconds per 8 KB, and
-  // a pattern that backtracks without bound would take seconds. About 2 ms each here (docs/conversation-modes.md).
+  // An availability guard, not a speed claim: a pattern that backtracks without bound would take seconds on such
+  // a message (the evening's wider rules, withdrawn, reached 4–8 ms). About 2 ms each here (docs/conversation-modes.md).
   it('the other languages\' rules stay cheap on an 8 KB message built from their own words', () => {
     const words = ['le he dado mi gato a mi vecina y las cuentas en orden ', 'compre la cuerda compre ', 'pastillas escondidas cajas de paracetamol ',
       'soy una carga para todos ', 'altura del puente seguro no sobrevivo ', 'escrevi cartas deixei as senhas do banco ', 'ho deciso, lo faccio quando sono solo '];
