@@ -66,6 +66,12 @@ const IT_WORK_HARD = /\b(?:mi |m')(?:ucciderei|ammazzerei) per (?:un|una|uno|del
  */
 export const FRENCH_TOPIC = /\b(?:benevole|ligne d'?ecoute|sos amitie|ecoutant\w*|appelant\w*)\b.{0,160}\bsuicides?\b|\bsuicides? (?:social|sociaux|politique|professionnel|collectif)\b|\bsuicides? (?:chez|parmi) |\b(?:roman|livre|film|article|expose|documentaire|docu|reportage|serie|personnage|cours|lecon|histoire|etude|podcast|chanson|piece|chapitre|prevention|statistiques|chiffres|taux)\b.{0,120}\b(?:du|le|au|de|d'un|sur le|des|les) suicides?\b/;
 
+/**
+ * A match lost, with a laugh: "si le PSG perd encore, je me suicide mdr" is a fan's joke. Both are needed, and
+ * the loss must not be the speaker's own ("se eu perder a guarda dos meus filhos"): a laugh can be nervous.
+ */
+const LOST_MATCH_JOKE = /^(?=.*(?:\bja(?:ja)+|\bje(?:je)+|\bha(?:ha)+|\bk{3,}|\brs(?:rs)+|\bmdr\b|\bptdr\b|\blol\b|\bxd\b|\u{1F602}|\u{1F923}))(?=.*\b(?:si|se|wenn) (?!(?:eu|yo|je|ich|io)\b)(?:\S+ ){0,4}(?:pierde|pierden|perdemos|perder|perd|perdent|perdons|verliert|verlieren|perde|perdono|perdiamo)\b)/u;
+
 /** A move explains giving things away ("me mudo", "Umzug", "trasloco"). */
 const MOVING = /\b(?:mudanza|me mudo|mudarme|nos mudamos|mudanca|me mudar|vou mudar|demenag\w*|umzug|umziehen|ziehe? (?:\w+ )?um|zieh(?:e|en)? (?:\w+ )?nach|ausziehen|trasloco|traslocare|mi trasferisco|trasferirmi|mi trasferiro|emigr\w*|auswander\w*|ins ausland|al extranjero|para o exterior|pro exterior|a l'?etranger|all'?estero)\b/;
 
@@ -102,7 +108,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // es: "quiero morir", "me quiero matar", "la única salida es suicidarme", "ya no quiero vivir"
   { name: 'es_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: ES_DIE_OF,
     pattern: notAfter(ES_NOT, /\b(?:(?:me )?(?:quiero|kiero|quisiera|deseo|necesito) morir(?:me)?|ganas de morir(?:me)?|quiero estar muert[oa]|ojala (?:me muriera|estuviera muert[oa]))\b/) },
-  { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: ES_WORK_HARD,
+  { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${ES_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
     // "matarme" alone is also "mi jefe va a matarme"; "suicidarme" and "quitarme la vida" are only ever this.
     pattern: notAfter(ES_NOT, /\b(?:me (?:quiero|kiero|voy a|pienso|tengo que) (?:matar|suicidar|quitar la vida|ahorcar)|(?:quiero|voy a|pienso|pienso en|pensando (?:\w+ )?en|pense en|tengo pensado|he pensado en|planeo|ganas de|quisiera|deseo|he decidido|decidi|lo mejor seria|mejor seria|seria mejor) matarme|ahorcarme|suicidarme|quitarme la vida|me (?:voy a quitar|quitare) la vida|me voy a suicidar|me suicid(?:o|are|aria)|(?:acabar|acabo|acabare|acabaria) con mi (?:propia )?vida(?! (?:social|sentimental|amorosa|laboral|profesional|academica|de)\b))\b|\bsi (?:tuviera|tuviese) (?:el )?(?:valor|valentia|coraje|huevos|fuerzas)\b.{0,60}\b(?:me mataria|me suicidaria|acabaria con todo|acabaria con mi vida)\b/) },
   { name: 'es_not_live', kind: 'suicidal_intent', confidence: 0.9,
@@ -123,7 +129,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // pt: "quero morrer", "vou me matar", "não vejo motivo pra viver", "voltei a me cortar"
   { name: 'pt_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: PT_DIE_OF,
     pattern: notAfter(PT_NOT, /\b(?:quero|queria|desejo|preciso) morrer\b|\b(?:apetece-me|me apetece) morrer\b|\bvontade de morrer\b|\bquero estar mort[oa]\b/) },
-  { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: PT_WORK_HARD,
+  { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${PT_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
     // "me matar" alone is also "minha mãe vai me matar"; "me suicidar" and "tirar minha vida" are only ever this.
     pattern: notAfter(PT_NOT, /\b(?:quero|queria|vou|penso em|pensando (?:\w+ )?em|pensano (?:\w+ )?em|pensei em|vontade de|decidi) (?:me matar|matar-me)\b|\b(?:me suicidar|suicidar-me)\b|\btirar (?:a )?(?:minha|propria) (?:propria )?vida\b|\b(?:acabar|acabo|acabarei|acabaria|acabando) com (?:a )?minha (?:propria )?vida\b(?! (?:social|sentimental|amorosa|profissional|academica|de)\b)|\bme suicid(?:o|ei|arei|aria)\b|\bme enforcar\b|\b(?:pensando|pensano|penso|pensei|quero|vou|vontade de) (?:\w+ ){0,2}em acabar com tudo\b/) },
   { name: 'pt_not_live', kind: 'suicidal_intent', confidence: 0.9,
@@ -145,7 +151,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // fr: "je veux mourir", "je vais me suicider", "je ne veux plus vivre", "je me scarifie"
   { name: 'fr_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: FR_DIE_OF,
     pattern: notAfter(FR_NOT, /\b(?:(?:je |j'?)(?:veux|voudrais|souhaite|prefererais) (?:mourir|crever)|envie de (?:mourir|crever)|je veux etre mort(?:e)?)\b/) },
-  { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: FR_WORK_HARD,
+  { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${FR_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
     pattern: notAfter(FR_NOT, /\bme suicider\b|\b(?:mettre|mets|mettrai|mettrais|vais mettre) fin a (?:mes jours|ma vie)\b(?! (?:de|sociale|professionnelle|amoureuse|etudiante|d'\w+)\b)|\bje me suicide(?:rai|rais)?\b|\b(?:je (?:vais|veux|voudrais|pense a)|envie de|j'?ai decide de) me tuer\b|\bje pense au suicide\b|\b(?:j(?:e |'|)(?:veux|vais|pense (?:\w+ ){0,3}a)|je voudrais|je dois) en finir(?! avec (?!la vie|tout\b|moi\b))|\bme pendre\b|\bme fout(?:re|rai|rais) en l'?air\b/) },
   { name: 'fr_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bje (?:ne )?veux plus vivre\b(?! (?:a|en|au|aux|avec|chez|ici|la-bas|dans|pres|loin|sans)\b)|\b(?:je n'?ai|j'?ai) (?:plus|pas) envie (?:de vivre|d'?exister)\b|\b(?:je (?:ne )?|j'?)veux (?:juste |vraiment )?plus exister\b|\b(?:plus rien|rien) pour (?:quoi|qui) vivre\b|\b(?:aucune|plus de|pas de) raison de (?:vivre|continuer)\b|\b(?:veux|voudrais|envie de) (?:\w+ )?disparaitre (?:pour (?:de bon|toujours)|a jamais)\b|\b(?:j'?ai|je n'?ai) plus (?:la|de) force de (?:continuer|vivre)\b|\bque tout s'?arrete (?:pour toujours|pour de bon|definitivement)\b/ },
@@ -165,7 +171,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // de: "ich will sterben", "ich bringe mich um", "ich will nicht mehr leben", "ich ritze mich"
   { name: 'de_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: DE_DIE_OF,
     pattern: /\b(?:ich )?(?:will|mochte|moechte|wurde gerne?|wuerde gerne?) (?:(?!(?:nicht|nie|niemals|keinesfalls|keineswegs)\b|auf keinen fall\b)\w+ ){0,3}(?:sterben|tot sein)\b|\bich (?:wunschte|wuenschte),? ich (?:ware|waere) tot\b|\b(?:wunsche|wuensche|wunschte|wuenschte) ich mir,? (?:\w+ ){0,2}tot zu sein\b|\bwill (?:\w+ ){0,3}weg,? (?:fur|fuer) immer\b|\bkeine kraft mehr,? (?:zu leben|weiterzuleben)\b/ },
-  { name: 'de_kill_self', kind: 'suicidal_intent', confidence: 0.95,
+  { name: 'de_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: LOST_MATCH_JOKE,
     // Not "ich werde mich um die Kinder kümmern", nor "mein Chef bringt mich um": the speaker does it to themselves.
     pattern: /\bich bringe? mich (?:selbst )?(?:\w+ ){0,3}um(?=\s*(?:[.!?,;]|$|wenn|weil|heute|jetzt|morgen|bald|noch|und))|\bich (?:\w+ ){0,3}mich (?:selbst )?(?:(?!(?:nie|niemals|nicht|keinesfalls)\b)\w+ ){0,3}(?:umbringen|toten|toeten)\b|\b(?:werde|will|muss|wurde|wuerde) ich mich (?:(?!(?:nie|niemals|nicht|keinesfalls)\b)\w+ ){0,3}(?:umbringen|toten|toeten)\b|\b(?:daran|dran|nach|nachgedacht|uberlegt|ueberlegt|uberlege|ueberlege|plane|vor|gedanken|gedanke|wunsch),? mich (?:selbst )?umzubringen\b|\b(?:sehe?|seh) keinen (?:anderen )?ausweg (?:mehr )?(?:ausser|auser|als) (?:dem einen|den tod|sterben)\b|\bmir das leben (?:zu )?nehmen\b|\bmich (?:aufhangen|aufhaengen|erhangen|erhaengen|aufzuhangen|aufzuhaengen)\b|\b(?:stehe|bin) (?:\w+ ){0,2}auf (?:der|einer|dem) (?:brucke|bruecke|dach|gleisen)\b.{0,80}\bspring(?:en)?\b|\bich (?:\w+ ){0,3}(?:selbstmord|suizid) (?:zu )?(?:begehen|machen)\b/ },
   { name: 'de_not_live', kind: 'suicidal_intent', confidence: 0.9,
@@ -186,7 +192,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // it: "voglio morire", "mi voglio uccidere", "non voglio più vivere", "mi taglio i polsi"
   { name: 'it_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: IT_DIE_OF,
     pattern: notAfter(IT_NOT, /\b(?:voglio|vorrei|desidero) morire\b|\bvoglia di morire\b|\bvoglio essere mort[oa]\b/) },
-  { name: 'it_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: IT_WORK_HARD,
+  { name: 'it_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${IT_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
     pattern: notAfter(IT_NOT, /\bmi (?:voglio|vado a) (?:uccidere|ammazzare|suicidare)\b|\b(?:uccidermi|ammazzarmi|suicidarmi|togliermi la vita|impiccarmi)\b|\bmi togliero la vita\b|\bfarla finita\b(?! con)|\bla faccio finita\b(?! con)|\b(?:mi |m')(?:uccido|ammazzo|ucciderei|ammazzerei|uccidero|ammazzero|suicido|suiciderei|suicidero)\b|\bmi toglierei la vita\b/) },
   { name: 'it_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:non|nn) (?:voglio|ho) piu (?:voglia di )?vivere\b(?! (?:a|in|con|qui|li|la|da|vicino|lontano|senza)\b)|\b(?:non|nn) (?:voglio|vorrei) piu esistere\b(?! (?:in|a|con|qui|senza|come)\b)|\b(?:nessun|nessuna) (?:motivo|ragione|senso) (?:per|di) (?:vivere|andare avanti)\b|\b(?:voglio|vorrei|voglia di) (?:\w+ )?(?:sparire|scomparire) (?:per|x) sempre\b|\bnon ho piu (?:la )?forza di (?:andare avanti|vivere|continuare)\b|\b(?:niente|nulla) per cui vivere\b|\bnon vedo (?:piu )?(?:nessun |un )?(?:motivo|senso) (?:per|di) vivere\b/ },

@@ -209,20 +209,21 @@ describe('crisis_intervention', () => {
   // Blind sets of 2026-11-27 evening and a white-box review's sentences (docs/conversation-modes.md): the rules
   // were widened from each, then the wide rules were withdrawn for their false alarms on the review's ordinary
   // messages, and the shipped rules keep only the short forms. Floors at the shipped rules' figures: a
-  // regression guard, not a target (the review's 10 false alarms are the rules of 2026-11-26's too).
+  // regression guard, not a target (the review's 5 false alarms were flagged by the rules of 2026-11-26 too; two are
+  // French fans' "je me suicide mdr", read in the pipeline by the English tier's rule on the word itself).
   const EVENING_FLOORS: Record<string, { caught: number; falseAlarms: number }> = {
     languages_round_12: { caught: 40, falseAlarms: 0 },
     languages_round_13: { caught: 30, falseAlarms: 0 },
     languages_round_14: { caught: 21, falseAlarms: 1 },
     languages_round_15: { caught: 19, falseAlarms: 1 },
-    languages_review: { caught: 1, falseAlarms: 10 },
+    languages_review: { caught: 1, falseAlarms: 5 },
   };
 
   it('other languages, the evening\'s blind sets and the review: recall and false alarms stay at their measured level', async () => {
     expect(F.LANGUAGE_EVENING_SETS.map((d) => d.name)).toEqual(Object.keys(EVENING_FLOORS));
     for (const d of F.LANGUAGE_EVENING_SETS) {
       const m = await measure(d.positives, d.negatives);
-      console.log(`crisis, other languages, ${d.name} (${d.positives.length} + ${d.negatives.length}): caught ${d.positives.length - m.missed.length}, false alarms ${m.falseAlarms.length}`);
+      console.log(`crisis, other languages, ${d.name} (${d.positives.length} + ${d.negatives.length}): caught ${d.positives.length - m.missed.length}, false alarms ${JSON.stringify(m.falseAlarms)}`);
       expect(d.positives.length - m.missed.length, d.name).toBeGreaterThanOrEqual(EVENING_FLOORS[d.name]!.caught);
       expect(m.falseAlarms.length, d.name).toBeLessThanOrEqual(EVENING_FLOORS[d.name]!.falseAlarms);
     }
@@ -282,17 +283,20 @@ describe('crisis_intervention', () => {
   });
 
   // 2026-11-27 evening: the short and typed forms the blind sets showed, and near misses written against them.
-  it('the other languages\' rules read the short forms: not wanting to exist, a relapse, "jveux", "nn", "ngm"', () => {
+  it('the other languages\' rules read the short forms: not wanting to exist, a relapse, "jveux", "nn", "ngm"; and a fan\'s joke apart', () => {
     for (const t of ['ya no quiero existir', 'will nicht mehr leben', 'jveux mourir jsuis fatiguée de tt', 'Não quero mais existir', 'non voglio più esistere',
       'vorrei addormentarmi e nn svegliarmi più', 'ngm ia perceber se eu sumisse pra sempre', 'volví a cortarme después de 8 meses limpia',
       'me volví a cortar anoche', "j'ai recommencé à me faire du mal", 'mi taglio da mesi', 'je pense tous les jours à en finir',
-      'heute hab ich ernsthaft drüber nachgedacht, mich umzubringen', 'Ich seh keinen Ausweg mehr außer dem einen.']) {
+      'heute hab ich ernsthaft drüber nachgedacht, mich umzubringen', 'Ich seh keinen Ausweg mehr außer dem einen.',
+      // a loss of one's own, or no laugh: not a fan's joke
+      'se eu perder a guarda dos meus filhos eu vou me matar kkkk', 'si pierdo mi trabajo me suicido jaja', 'Se la Juve perde un\'altra volta mi ammazzo']) {
       expect(detectCrisis(t), t).toBeDefined();
     }
     for (const t of ['no quiero existir sin ti, te amo mucho', 'não quero mais existir nesse grupo kkkk', 'ya no quiero existir en este grupo de whatsapp jajaja',
       'ich will nicht mehr leben wie bisher, ich ändere alles', 'will nicht mehr leben in dieser stadt', 'me volví a cortar el pelo, quedó horrible',
       'me volví a cortar. con el papel, otra vez jaja', "demain je saute du pont à l'élastique, trop hâte", 'je saute du pont dans la rivière chaque été',
-      'nn voglio più vivere a roma, troppo caos', 'meine Katze hab ich der Nachbarin gegeben, Briefe an alle geschrieben, ich zieh nach Berlin. Tschüss!']) {
+      'nn voglio più vivere a roma, troppo caos', 'meine Katze hab ich der Nachbarin gegeben, Briefe an alle geschrieben, ich zieh nach Berlin. Tschüss!',
+      'Si le PSG perd encore, je me suicide mdr', 'Wenn der FC Bayern heute verliert, werde ich mich umbringen 😂', 'Se a gente perder de novo eu vou me matar kkkk']) {
       expect(detectCrisis(t), t).toBeUndefined();
     }
   });
