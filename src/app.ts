@@ -24,7 +24,7 @@ import { openApiRoute } from './api/openapi.js';
 import { chatRoutes } from './api/chat/serving.js';
 import { createLogger } from './log.js';
 import { accessLogger } from './http/access-log.js';
-import { readText } from './core/conversation-mode.js';
+import { warmUpReading } from './core/conversation-mode.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
 import { rateLimiter } from './guard/rate-limit.js';
@@ -95,15 +95,9 @@ export interface Sentio {
 
 export async function startSentio(config: Config, opts: SentioOptions): Promise<Sentio> {
   const logger = opts.logger ?? createLogger(config.logLevel);
-  // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn), and run each path of
-  // the crisis reading twice (English rules; the other languages' rules, which only a text no English rule
-  // reads reaches; the learned signal, which only a text no rule reads reaches): V8 compiles a function or a
-  // pattern on first use and a pattern again on the next, 0.3 s here that the first chat turns paid instead
-  // (50–80 ms each for the first few).
-  for (const text of ['warm-up: i cannot go on, the pills and the bridge, goodbye', 'quiero morir', 'warm-up: a long day, the bus was late']) {
-    readText(text);
-    readText(text);
-  }
+  // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn) and compile the crisis
+  // reading's patterns, which V8 does on first use: 0.3 s here that the first chat turns paid instead.
+  warmUpReading();
   // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
   const store = stores.contexts;

@@ -138,6 +138,21 @@ export interface TextReading {
   question: boolean;
 }
 
+/**
+ * Reads texts that take every path of the crisis reading, each twice (V8 compiles a function or a pattern on
+ * first use and a pattern again on the next): the English rules; the other languages' rules, which only a
+ * text that no English rule reads reaches, and all of them only when the one that matches is set aside (a
+ * fan's joke); and the learned signal, which only a text that no rule reads reaches. The server does this at
+ * start (app.ts), so that no chat turn pays for it.
+ */
+export function warmUpReading(): void {
+  for (const text of ['warm-up: i cannot go on, the pills and the bridge, goodbye', 'si el Madrid pierde otra vez me voy a matar jaja',
+    'warm-up: a long day, the bus was late']) {
+    readText(text);
+    readText(text);
+  }
+}
+
 export function readText(text: string): TextReading {
   const t = normalise(text);
   return {

@@ -100,9 +100,10 @@ export const NOT_CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').negati
 
 /**
  * Spanish, Portuguese, French, German and Italian (models/crisis/sentences-languages.json, which says how each
- * set was written): the development sets the rules of src/core/crisis-languages.ts were built from, the blind
- * sets of 2026-11-27 evening and a review's sentences, which the rules cover only in part, and a held-out set
- * written blind and measured once.
+ * set was written): the development sets the rules of src/core/crisis-languages.ts were built from; rounds 12
+ * to 15 (round 12 the held-out set of 2026-11-26, 13 to 15 written on 2026-11-27 evening) and a review's
+ * sentences, which the rules cover only in part; and a held-out set written blind from people's situations,
+ * measured once with the wide rules of 2026-11-27 and once with the shipped ones, never used to change either.
  */
 const languages = (JSON.parse(readFileSync(new URL('../../models/crisis/sentences-languages.json', import.meta.url), 'utf8')) as { sets: SentenceSet[] }).sets;
 export const LANGUAGE_DEVELOPMENT_SETS: readonly SentenceSet[] = languages.filter((s) => s.use === 'languages_development');
