@@ -399,22 +399,17 @@ std::string FusePooling(const std::string& model, int* fused) {
     }
   }
   Graph graph(std::move(nodes));
-  std::map<size_t, std::string> replaced;  // node index -> the MaskedPool node in its place
+  std::map<size_t, std::vector<std::string_view>> pooled;  // Concat's index -> the MaskedPool node's inputs
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    const std::vector<std::string_view> inputs = MatchPooling(graph, graph.nodes()[i], constants);
-    if (!inputs.empty()) replaced[i] = PoolNode(graph.nodes()[i], inputs);
+    std::vector<std::string_view> inputs = MatchPooling(graph, graph.nodes()[i], constants);
+    if (!inputs.empty()) pooled[i] = std::move(inputs);
   }
-  if (replaced.empty()) return model;
+  if (pooled.empty()) return model;
   // The MaskedPool nodes' inputs replace the Concats'; then nodes whose outputs nothing reads go.
   std::vector<std::vector<std::string_view>> reads(graph.nodes().size());
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    reads[i] = graph.nodes()[i].inputs;
-  }
-  for (const auto& [i, bytes] : replaced) {
-    reads[i].clear();
-    for (const Field& f : Fields(bytes)) {
-      if (f.number == 1 && f.wire == 2) reads[i].push_back(f.bytes);
-    }
+    auto it = pooled.find(i);
+    reads[i] = it != pooled.end() ? it->second : graph.nodes()[i].inputs;
   }
   for (bool changed = true; changed;) {
     changed = false;
@@ -437,9 +432,9 @@ std::string FusePooling(const std::string& model, int* fused) {
     if (g.number == 1 && g.wire == 2) {
       const size_t i = index++;
       if (graph.nodes()[i].removed) continue;
-      auto it = replaced.find(i);
-      if (it != replaced.end()) {
-        PutBytes(out, 1, it->second);
+      auto it = pooled.find(i);
+      if (it != pooled.end()) {
+        PutBytes(out, 1, PoolNode(graph.nodes()[i], it->second));
         ++*fused;
         continue;
       }

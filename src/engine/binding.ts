@@ -40,6 +40,7 @@ export interface NativeLoadOptions {
   graphOptimization?: GraphOptimization;
   /** On CPU, GRU nodes run as the addon's PackedGRU operator. Default true. */
   packedRecurrence?: boolean;
+  /** On CPU, each branch's pooling runs as the addon's MaskedPool operator. Default true. */
   fusedPooling?: boolean;
   /** ONNX Runtime worker threads busy-wait between ops when true. */
   allowSpinning?: boolean;
