@@ -75,6 +75,8 @@ export const FRENCH_TOPIC = /\b(?:benevole|ligne d'?ecoute|sos amitie|ecoutant\w
 const MATCH_LOST = String.raw`(?:pierde|pierden|perdemos|perder|perd|perdent|perdons|verliert|perde|perdono|perdiamo)`;
 const AFTER_MATCH_LOST = String.raw`(?=\s*(?:[,.!?;]|$|(?:otra vez|de nuevo|de novo|outra vez|hoje|hoy|encore|ce soir|ancora|anche|stasera|un'?altra volta|wieder|heute|manana|amanha|demain|domani|morgen|el partido|la final|el clasico|o jogo|a final|o classico|le match|la finale|le derby|das spiel|das finale|das derby|la partita|il derby)\b))`;
 const LOST_MATCH_JOKE = new RegExp(String.raw`^(?=.*(?:\bja(?:ja)+|\bje(?:je)+|\bha(?:ha)+|\bk{3,}|\brs(?:rs)+|\bmdr\b|\bptdr\b|\blol\b|\bxd\b|\u{1F602}|\u{1F923}))(?=.*\b(?:si|se|wenn) (?!(?:eu|yo|je|ich|io)\b)(?:\S+ ){0,4}${MATCH_LOST}\b${AFTER_MATCH_LOST})`, 'u');
+/** `idiom`, or a match lost with a laugh: what a kill-self rule sets aside. */
+const orMatchJoke = (idiom: RegExp) => new RegExp(`${idiom.source}|${LOST_MATCH_JOKE.source}`, 'u');
 
 /** A move explains giving things away ("me mudo", "Umzug", "trasloco"). */
 const MOVING = /\b(?:mudanza|me mudo|mudarme|nos mudamos|mudanca|me mudar|vou mudar|demenag\w*|umzug|umziehen|ziehe? (?:\w+ )?um|zieh(?:e|en)? (?:\w+ )?nach|ausziehen|trasloco|traslocare|mi trasferisco|trasferirmi|mi trasferiro|emigr\w*|auswander\w*|ins ausland|al extranjero|para o exterior|pro exterior|a l'?etranger|all'?estero)\b/;
@@ -112,7 +114,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // es: "quiero morir", "me quiero matar", "la única salida es suicidarme", "ya no quiero vivir"
   { name: 'es_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: ES_DIE_OF,
     pattern: notAfter(ES_NOT, /\b(?:(?:me )?(?:quiero|kiero|quisiera|deseo|necesito) morir(?:me)?|ganas de morir(?:me)?|quiero estar muert[oa]|ojala (?:me muriera|estuviera muert[oa]))\b/) },
-  { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${ES_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
+  { name: 'es_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: orMatchJoke(ES_WORK_HARD),
     // "matarme" alone is also "mi jefe va a matarme"; "suicidarme" and "quitarme la vida" are only ever this.
     pattern: notAfter(ES_NOT, /\b(?:me (?:quiero|kiero|voy a|pienso|tengo que) (?:matar|suicidar|quitar la vida|ahorcar)|(?:quiero|voy a|pienso|pienso en|pensando (?:\w+ )?en|pense en|tengo pensado|he pensado en|planeo|ganas de|quisiera|deseo|he decidido|decidi|lo mejor seria|mejor seria|seria mejor) matarme|ahorcarme|suicidarme|quitarme la vida|me (?:voy a quitar|quitare) la vida|me voy a suicidar|me suicid(?:o|are|aria)|(?:acabar|acabo|acabare|acabaria) con mi (?:propia )?vida(?! (?:social|sentimental|amorosa|laboral|profesional|academica|de)\b))\b|\bsi (?:tuviera|tuviese) (?:el )?(?:valor|valentia|coraje|huevos|fuerzas)\b.{0,60}\b(?:me mataria|me suicidaria|acabaria con todo|acabaria con mi vida)\b/) },
   { name: 'es_not_live', kind: 'suicidal_intent', confidence: 0.9,
@@ -133,7 +135,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // pt: "quero morrer", "vou me matar", "não vejo motivo pra viver", "voltei a me cortar"
   { name: 'pt_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: PT_DIE_OF,
     pattern: notAfter(PT_NOT, /\b(?:quero|queria|desejo|preciso) morrer\b|\b(?:apetece-me|me apetece) morrer\b|\bvontade de morrer\b|\bquero estar mort[oa]\b/) },
-  { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${PT_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
+  { name: 'pt_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: orMatchJoke(PT_WORK_HARD),
     // "me matar" alone is also "minha mãe vai me matar"; "me suicidar" and "tirar minha vida" are only ever this.
     pattern: notAfter(PT_NOT, /\b(?:quero|queria|vou|penso em|pensando (?:\w+ )?em|pensano (?:\w+ )?em|pensei em|vontade de|decidi) (?:me matar|matar-me)\b|\b(?:me suicidar|suicidar-me)\b|\btirar (?:a )?(?:minha|propria) (?:propria )?vida\b|\b(?:acabar|acabo|acabarei|acabaria|acabando) com (?:a )?minha (?:propria )?vida\b(?! (?:social|sentimental|amorosa|profissional|academica|de)\b)|\bme suicid(?:o|ei|arei|aria)\b|\bme enforcar\b|\b(?:pensando|pensano|penso|pensei|quero|vou|vontade de) (?:\w+ ){0,2}em acabar com tudo\b/) },
   { name: 'pt_not_live', kind: 'suicidal_intent', confidence: 0.9,
@@ -155,7 +157,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // fr: "je veux mourir", "je vais me suicider", "je ne veux plus vivre", "je me scarifie"
   { name: 'fr_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: FR_DIE_OF,
     pattern: notAfter(FR_NOT, /\b(?:(?:je |j'?)(?:veux|voudrais|souhaite|prefererais) (?:mourir|crever)|envie de (?:mourir|crever)|je veux etre mort(?:e)?)\b/) },
-  { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${FR_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
+  { name: 'fr_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: orMatchJoke(FR_WORK_HARD),
     pattern: notAfter(FR_NOT, /\bme suicider\b|\b(?:mettre|mets|mettrai|mettrais|vais mettre) fin a (?:mes jours|ma vie)\b(?! (?:de|sociale|professionnelle|amoureuse|etudiante|d'\w+)\b)|\bje me suicide(?:rai|rais)?\b|\b(?:je (?:vais|veux|voudrais|pense a)|envie de|j'?ai decide de) me tuer\b|\bje pense au suicide\b|\b(?:j(?:e |'|)(?:veux|vais|pense (?:\w+ ){0,3}a)|je voudrais|je dois) en finir(?! avec (?!la vie|tout\b|moi\b))|\bme pendre\b|\bme fout(?:re|rai|rais) en l'?air\b/) },
   { name: 'fr_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\bje (?:ne )?veux plus vivre\b(?! (?:a|en|au|aux|avec|chez|ici|la-bas|dans|pres|loin|sans)\b)|\b(?:je n'?ai|j'?ai) (?:plus|pas) envie (?:de vivre|d'?exister)\b|\b(?:je (?:ne )?|j'?)veux (?:juste |vraiment )?plus exister\b|\b(?:plus rien|rien) pour (?:quoi|qui) vivre\b|\b(?:aucune|plus de|pas de) raison de (?:vivre|continuer)\b|\b(?:veux|voudrais|envie de) (?:\w+ )?disparaitre (?:pour (?:de bon|toujours)|a jamais)\b|\b(?:j'?ai|je n'?ai) plus (?:la|de) force de (?:continuer|vivre)\b|\bque tout s'?arrete (?:pour toujours|pour de bon|definitivement)\b/ },
@@ -196,7 +198,7 @@ export const LANGUAGE_RULES: readonly Rule[] = [
   // it: "voglio morire", "mi voglio uccidere", "non voglio più vivere", "mi taglio i polsi"
   { name: 'it_want_die', kind: 'suicidal_intent', confidence: 0.9, unless: IT_DIE_OF,
     pattern: notAfter(IT_NOT, /\b(?:voglio|vorrei|desidero) morire\b|\bvoglia di morire\b|\bvoglio essere mort[oa]\b/) },
-  { name: 'it_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: new RegExp(`${IT_WORK_HARD.source}|${LOST_MATCH_JOKE.source}`, 'u'),
+  { name: 'it_kill_self', kind: 'suicidal_intent', confidence: 0.95, unless: orMatchJoke(IT_WORK_HARD),
     pattern: notAfter(IT_NOT, /\bmi (?:voglio|vado a) (?:uccidere|ammazzare|suicidare)\b|\b(?:uccidermi|ammazzarmi|suicidarmi|togliermi la vita|impiccarmi)\b|\bmi togliero la vita\b|\bfarla finita\b(?! con)|\bla faccio finita\b(?! con)|\b(?:mi |m')(?:uccido|ammazzo|ucciderei|ammazzerei|uccidero|ammazzero|suicido|suiciderei|suicidero)\b|\bmi toglierei la vita\b/) },
   { name: 'it_not_live', kind: 'suicidal_intent', confidence: 0.9,
     pattern: /\b(?:non|nn) (?:voglio|ho) piu (?:voglia di )?vivere\b(?! (?:a|in|con|qui|li|la|da|vicino|lontano|senza)\b)|\b(?:non|nn) (?:voglio|vorrei) piu esistere\b(?! (?:in|a|con|qui|senza|come)\b)|\b(?:nessun|nessuna) (?:motivo|ragione|senso) (?:per|di) (?:vivere|andare avanti)\b|\b(?:voglio|vorrei|voglia di) (?:\w+ )?(?:sparire|scomparire) (?:per|x) sempre\b|\bnon ho piu (?:la )?forza di (?:andare avanti|vivere|continuare)\b|\b(?:niente|nulla) per cui vivere\b|\bnon vedo (?:piu )?(?:nessun |un )?(?:motivo|senso) (?:per|di) vivere\b/ },
