@@ -40,7 +40,7 @@ function describe(issue: z.core.$ZodIssue, value: unknown): { code: ErrorCode; p
     const actual = valueAt(value, issue.path);
     return actual === undefined
       ? { code: 'missing_field', path, message: `${paramPath(path)} is required` }
-      : { code: 'invalid_type', path, message: `${paramPath(path)}: expected a string` };
+      : { code: 'invalid_type', path, message: `${paramPath(path)}: expected string` };
   }
   if (issue.code === 'invalid_union' && !('discriminator' in issue && issue.discriminator !== undefined)) {
     // A value of none of the alternatives' types is a type error; one that has the type of exactly one
