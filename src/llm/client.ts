@@ -426,19 +426,24 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * A choice is an object, with a message (a completion's) or a delta (a chunk's, which may leave it out)
- * that is one too, whose content is text or null and whose tool_calls are a list: what Sentio reads of it
- * and what an OpenAI client expects to find there.
+ * A choice is an object whose index (when given) is a whole number and whose finish_reason is text or null,
+ * with a message (a completion's) or a delta (a chunk's, which may leave it out) that is an object too,
+ * whose content is text or null and whose tool_calls are a list of objects: what Sentio reads of it and
+ * what an OpenAI client expects to find there, so a client never gets those fields mistyped in a 200.
  */
 function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
   if (!isObject(c)) return false;
+  const index = c['index'];
+  const finish = c['finish_reason'];
+  if (index !== undefined && !(Number.isInteger(index) && (index as number) >= 0)) return false;
+  if (finish !== undefined && finish !== null && typeof finish !== 'string') return false;
   const m = c[body];
   if (m === undefined && body === 'delta') return true;
   if (!isObject(m)) return false;
   const content = m['content'];
   const toolCalls = m['tool_calls'];
   return (content === undefined || content === null || typeof content === 'string')
-    && (toolCalls === undefined || toolCalls === null || Array.isArray(toolCalls));
+    && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every(isObject)));
 }
 
 function isCompletion(v: unknown): v is UpstreamCompletion {

@@ -180,6 +180,20 @@ describe('V2 chat, non-streaming', () => {
     expect(j.emotions.assistant).toBeUndefined();
   });
 
+  // A thinking model that spends max_tokens on its reasoning answers with empty content: the turn still has an
+  // assistant, scored as the empty text (as an empty user message is), so clients find emotions.assistant.
+  it('scores an empty reply without tool calls as the empty text', async () => {
+    llm.enqueue({ kind: 'reply', content: '', finishReason: 'length' });
+    const r = await s.post(V2, v2([user('Tell me a long story')]));
+    expect(r.status).toBe(200);
+    const j = (await r.json()) as Record<string, any>;
+    expect(j.choices[0].message.content).toBe('');
+    expect(j.choices[0].finish_reason).toBe('length');
+    const alone = ((await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text: '' } }] })).json()) as Record<string, any>).emotions._default;
+    const { category, intensity, valence, arousal, raw } = alone;
+    expect(j.emotions.assistant).toEqual({ category, intensity, valence, arousal, raw });
+  });
+
   it('accepts tool results (tool role with tool_call_id, assistant with tool_calls) and forwards them', async () => {
     const messages = [
       user('Weather in Oslo?'),

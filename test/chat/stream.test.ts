@@ -145,6 +145,16 @@ describe('streaming chat', () => {
     expect(last.usage.completion_tokens).toBeGreaterThan(0);
   });
 
+  it('scores an empty streamed reply without tool calls as the empty text', async () => {
+    llm.enqueue({ kind: 'reply', content: '', finishReason: 'length' });
+    const { events } = await streamChat(V2, body([user('Tell me a long story')]));
+    const last = events.at(-2)!.json!;
+    const alone = ((await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text: '' } }] })).json()) as Record<string, any>).emotions._default;
+    expect(last.emotions.assistant.raw).toEqual(alone.raw);
+    expect(last.emotions.assistant.intensity).toBe(alone.intensity);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+  });
+
   it('a client that disconnects cancels the upstream request', async () => {
     llm.enqueue({ kind: 'reply', content: 'word '.repeat(200), tokenMs: 20 });
     const ac = new AbortController();
@@ -462,7 +472,8 @@ describe('malformed upstream streams', () => {
 
   it('choices that are not an array of objects, or whose message is not a message → upstream_error, in-band or as a 502', async () => {
     const streamed = [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }], [{ index: 0, delta: null }],
-      [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }]];
+      [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }], [{ index: 0, delta: { tool_calls: [7] } }],
+      [{ index: 'zero', delta: { content: 'x' } }], [{ index: -1, delta: { content: 'x' } }], [{ index: 0, delta: { content: 'x' }, finish_reason: 42 }]];
     const good = chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' } }]);
     for (const bad of streamed) {
       // After a good chunk, in-band; as the first chunk, before Sentio's stream has started, a 502.
@@ -482,7 +493,11 @@ describe('malformed upstream streams', () => {
     expect(((await unfinished.json()) as Record<string, any>).choices[0].finish_reason).toBeNull();
     const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
-      [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }]];
+      [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }],
+      [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: [5] }, finish_reason: 'tool_calls' }],
+      [{ index: 'a', message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+      [{ index: 0.5, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+      [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 5 }]];
     for (const bad of whole) {
       llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: bad })] });
       const res = await s.post(V2, body([user('hi')], { stream: false }));

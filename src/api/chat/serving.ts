@@ -134,7 +134,8 @@ class ChatTurn {
     const message = { ...choice.message, role: 'assistant' };
     const replyText = typeof message.content === 'string' ? message.content : '';
     const usage = completion.usage ?? undefined;
-    const tail = await this.#finish(await analysis, replyText, llmUsage(
+    const toolCalls = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    const tail = await this.#finish(await analysis, replyText, toolCalls, llmUsage(
       usage,
       () => estimatePromptTokens(messages, this.req.tools),
       // As the stream counts it: the reply's and reasoning's bytes together, the tool calls' apart.
@@ -317,14 +318,18 @@ class ChatTurn {
     return new AppError('internal_error', 'internal server error');
   }
 
-  /** Score the reply, append the turn to the context, and build the response's emotions, mode and usage. */
-  async #finish(user: UserAnalysis, replyText: string, llmUsage: LlmUsage): Promise<Record<string, unknown>> {
+  /**
+   * Score the reply, append the turn to the context, and build the response's emotions, mode and usage. A reply
+   * of tool calls and no text has nothing to score; an empty one without them (a thinking model that spent
+   * max_tokens reasoning) is scored as the empty text, as an empty user message is.
+   */
+  async #finish(user: UserAnalysis, replyText: string, toolCalls: boolean, llmUsage: LlmUsage): Promise<Record<string, unknown>> {
     const { service } = this.deps;
     let reply: Scored | undefined;
     // The reply is kept and scored as its first SENTIO_MAX_MESSAGE_BYTES, the bound every stored text has:
     // a reply may be 32 MiB, and the model reads its first 128 tokens anyway.
     const kept = truncateUtf8(replyText, this.deps.config.limits.messageBytes);
-    if (kept) {
+    if (kept || !toolCalls) {
       const [scores] = await service.score([kept], this.ctx.signal);
       reply = { text: kept, scores: scores!, eq: computeEq(scores!, this.req.eq) };
     }
@@ -368,6 +373,7 @@ class ChatTurn {
     let text = '';
     let textBytes = 0;
     let toolBytes = 0;
+    let toolCalls = false;
     let usage: UpstreamUsage | undefined;
     let finished = false;
     /** Relay one chunk; false once the client has gone. */
@@ -385,7 +391,10 @@ class ChatTurn {
           textBytes += Buffer.byteLength(delta.content, 'utf8');
         }
         if (typeof delta?.['reasoning_content'] === 'string') textBytes += Buffer.byteLength(delta['reasoning_content'], 'utf8');
-        if (delta?.tool_calls) toolBytes += toolCallBytes(delta.tool_calls);
+        if (delta?.tool_calls) {
+          toolBytes += toolCallBytes(delta.tool_calls);
+          toolCalls ||= delta.tool_calls.length > 0;
+        }
         // Moonshot puts the stream's usage in its last choice rather than beside it.
         if (!chunk.usage && isObject(c['usage'])) usage = c['usage'] as UpstreamUsage;
         if (c.finish_reason) finished = true;
@@ -409,7 +418,7 @@ class ChatTurn {
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
       upstreamDone = true;
       this.#observeLatency();
-      const tail = await this.#finish(await analysis, text, llmUsage(
+      const tail = await this.#finish(await analysis, text, toolCalls, llmUsage(
         usage,
         () => estimatePromptTokens(messages, this.req.tools),
         () => bytesToTokens(textBytes) + bytesToTokens(toolBytes),
