@@ -71,7 +71,9 @@ export function rateLimiter(opts: RateLimitOptions): {
     ctx.replyHeaders['ratelimit-remaining'] = String(Math.max(0, Math.floor(r.tokens)));
     ctx.replyHeaders['ratelimit-reset'] = String(Math.ceil((rpm - r.tokens) / refillPerMs / 1000));
     if (!r.allowed) {
-      const retryAfter = Math.max(1, Math.ceil((cost - r.tokens) / refillPerMs / 1000));
+      // Until the whole request fits: a batch refused at its charge has spent its admission token, and its
+      // retry must pay that again (counting only the rest, a retry on the dot came back one token short).
+      const retryAfter = Math.max(1, Math.ceil((weight - r.tokens) / refillPerMs / 1000));
       // Say what this request weighs: a client counting requests is otherwise told of a limit it has not reached.
       const counts = weight === 1 ? '' : ` (this request counts as ${weight}: docs/security.md, Rate limits)`;
       throw new AppError('rate_limit_exceeded', `rate limit of ${rpm} requests per minute exceeded${counts}; retry after ${retryAfter} s`, {

@@ -90,6 +90,27 @@ describe('rate limits', () => {
     }
   });
 
+  // A batch refused at its charge has spent its admission token: Retry-After counted only the rest, so a
+  // client retrying on the dot came back one token short, every time, at quotas of a few tokens a second.
+  it('a batch that follows Retry-After gets through', async () => {
+    const t = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '60' }); // a token a second
+    try {
+      while ((await t.get('/v2/emotions/drain')).status !== 429);
+      const batch = { messages: Array.from({ length: 256 }, () => ({ content: { text: 'x' } })) }; // weighs 4
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const r = await t.post('/v2/emotions/batch-analysis', batch);
+        statuses.push(r.status);
+        if (r.status !== 429) break;
+        await new Promise((done) => setTimeout(done, Number(r.headers.get('retry-after')) * 1000 + 50));
+      }
+      // Refused at admission (under a token left) and then at its charge, or at its charge alone: then through.
+      expect(statuses.at(-1), String(statuses)).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
   // A replay cost one token whatever its size: connections that replayed a 0.7 MB reply and never read it held
   // 240 MB (security review, 2026-11-26).
   it('an idempotent replay weighs a token per started 64 KiB of its reply', async () => {
