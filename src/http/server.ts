@@ -289,18 +289,20 @@ export class HttpServer {
     if (methods.includes('GET')) methods.push('HEAD');
     const allowed = methods.some((m) => m !== method);
     // The key first here too (spec: every request without a valid key gets 401): a caller without one
-    // learns nothing of the routes.
+    // learns nothing of the routes. The paths that take no key (/healthz, /readyz) answer 405 to anyone, so
+    // that a probe sent with the wrong method reads as that, not as a missing key.
+    const open = matching.length > 0 && matching.every((r) => !r.auth);
     let keyInfo: ApiKeyInfo | undefined;
     let err: AppError;
     try {
-      keyInfo = this.#authenticate(req.getHeader('x-api-key'), req.getHeader('authorization'));
+      if (!open) keyInfo = this.#authenticate(req.getHeader('x-api-key'), req.getHeader('authorization'));
       err = allowed ? new AppError('method_not_allowed', `${method} is not allowed on ${path}`)
         : new AppError('route_not_found', `no route for ${method} ${path}`);
     } catch (refused) {
       if (!(refused instanceof AppError)) throw refused;
       err = refused;
     }
-    const headers: Record<string, string> = keyInfo && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
+    const headers: Record<string, string> = (keyInfo || open) && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
     const closeConnection = this.#draining || costlyToSkip(req.getHeader('content-length'), req.getHeader('transfer-encoding'), this.#opts.maxBodyBytes);
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers, closeConnection });
     this.#opts.onRequestDone?.({

@@ -326,6 +326,13 @@ describe('routing', () => {
     const lower = await rawRequest(s.sentio.port, `get /healthz HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\n\r\n`);
     expect(lower.status).toBe(405);
     expect(JSON.parse(lower.body).error.message).toBe('get is not allowed on /healthz');
+    // The probes take no key, nor does their 405: a load balancer probing with the wrong method reads that.
+    for (const path of ['/healthz', '/readyz']) {
+      const del = await fetch(`${s.base}${path}`, { method: 'DELETE' });
+      expect(del.headers.get('allow')).toBe('GET, HEAD');
+      await expectError(del, 405, 'invalid_request_error', 'method_not_allowed');
+    }
+    await expectError(await fetch(`${s.base}/v2/emotions/x`, { method: 'DELETE' }), 401, 'authentication_error', 'missing_api_key');
   });
 
   it('HEAD answers as GET would, without the body, and the connection stays usable', async () => {
