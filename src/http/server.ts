@@ -136,7 +136,7 @@ export interface ServerOptions {
   mapError?: (err: unknown) => AppError | undefined;
 }
 
-const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-length', 'transfer-encoding', 'idempotency-key', 'accept'];
+const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-encoding', 'content-length', 'transfer-encoding', 'idempotency-key', 'accept'];
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
 
@@ -424,9 +424,13 @@ export class HttpServer {
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
         const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        const coding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
         refusal = declared > this.#opts.maxBodyBytes
           ? new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`)
-          : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json') : undefined;
+          : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json')
+          // A compressed body read as JSON fails as 'not valid UTF-8': name the real cause (RFC 9110 15.5.16).
+          : coding !== 'identity' && coding !== '' ? new AppError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 64)} is not supported: send the body uncompressed`, { headers: { 'accept-encoding': 'identity' } })
+          : undefined;
       }
       if (route.method === 'post' && !refusal) {
         // uWS drops body data that arrives with no onData handler: the read starts in this tick, before the

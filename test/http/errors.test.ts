@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
@@ -183,6 +184,11 @@ describe('validation (400)', () => {
     const r = await fetch(s.base + p, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: bad });
     await expectError(r, 400, 'invalid_request_error', 'invalid_encoding');
     await expectError(await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-type': 'text/plain' }), 415, 'invalid_request_error', 'unsupported_media_type');
+    // A compressed body was read as JSON and refused as 'not valid UTF-8': it is named for what it is.
+    const gz = await fetch(s.base + p, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-api-key': TEST_KEY }, body: gzipSync(JSON.stringify({ messages: [msg()] })) });
+    expect(gz.headers.get('accept-encoding')).toBe('identity');
+    expect((await expectError(gz, 415, 'invalid_request_error', 'unsupported_media_type')).error.message).toMatch(/Content-Encoding gzip/);
+    expect((await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-encoding': 'identity' })).status).toBe(200);
   });
 
   it('id limits: context_id, externalId, Idempotency-Key', async () => {
