@@ -211,8 +211,9 @@ function combineMessages(scores: readonly Scores[]): Scores {
   return { ...combineScores(worded), tokens: scores.reduce((n, s) => n + s.tokens, 0) };
 }
 
+/** The entry's text, as it is stored: lone surrogates as U+FFFD, which strict JSON clients accept back. */
 function joinTexts(messages: readonly MessageInput[]): string {
-  return messages.length === 1 ? messages[0]!.text : messages.map((m) => m.text).join('\n');
+  return (messages.length === 1 ? messages[0]!.text : messages.map((m) => m.text).join('\n')).toWellFormed();
 }
 
 declare global {

@@ -480,16 +480,20 @@ describe('memory', () => {
   });
 
   it('a tool-result continuation does not store the same user message twice', async () => {
-    const id = `chat-tools-${Date.now()}`;
-    llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] });
-    await s.post(V2, v2([user('Look this up')], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
-    await s.post(V2, v2([
-      user('Look this up'),
-      { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content: 'found' },
-    ], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
-    const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
-    expect(state.trajectory.baseline.messageCount).toBe(2); // the user once, the second turn's text reply once
+    // The second text holds a lone surrogate, stored as U+FFFD: the continuation must still find it.
+    for (const [n, text] of ['Look this up', 'Look \ud83d this up'].entries()) {
+      const id = `chat-tools-${n}-${Date.now()}`;
+      llm.enqueue({ kind: 'reply', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] });
+      await s.post(V2, v2([user(text)], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
+      const r = await s.post(V2, v2([
+        user(text),
+        { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'found' },
+      ], { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
+      expect(((await r.json()) as Record<string, any>).emotions.user.text).toBe(text.toWellFormed());
+      const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+      expect(state.trajectory.baseline.messageCount, text).toBe(2); // the user once, the second turn's text reply once
+    }
   });
 
   it('V1 smoothing blends the reported user emotion towards the context state', async () => {

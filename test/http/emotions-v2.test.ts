@@ -274,10 +274,16 @@ describe('context analysis, state and lookup (V2)', () => {
     expect(j!.trajectory.trend.direction).toBe('declining');
   });
 
-  it('a lone surrogate in a stored text comes back as U+FFFD, from either store', async () => {
+  it('a lone surrogate in a text comes back as U+FFFD, in the analysis and from either store', async () => {
     const ctx = `ctx-v2-surrogate-${Date.now()}`;
     const r = await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ externalId: 'm0', content: { text: 'half \ud83d of a smile' } }] });
     expect(r.status).toBe(200);
+    // Strict JSON decoders (serde_json) refuse a lone surrogate's escape: no reply carries one.
+    const raw = await r.text();
+    expect(raw).not.toMatch(/\\ud83d/i);
+    expect(JSON.parse(raw).emotions.user.text).toBe('half \ufffd of a smile');
+    const stateless = await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'half \ud83d of a smile' } }] });
+    expect(((await stateless.json()) as { emotions: { _default: { text: string } } }).emotions._default.text).toBe('half \ufffd of a smile');
     const m = (await (await s.get(`/v2/emotions/${ctx}/message/m0`)).json()) as { emotions: { user: { text: string } } };
     expect(m.emotions.user.text).toBe('half \ufffd of a smile');
   });

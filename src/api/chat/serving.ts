@@ -93,7 +93,9 @@ class ChatTurn {
     private readonly req: ChatRequest,
   ) {
     this.#id = `chatcmpl-${ctx.requestId.replace(/^req_/, '')}`;
-    this.#userText = textOf(req.messages[req.userIndex]!);
+    // As the context stores it (lone surrogates as U+FFFD): the entry echoes it, and a tool continuation
+    // finds the stored message by it.
+    this.#userText = textOf(req.messages[req.userIndex]!).toWellFormed();
     if (ctx.signal.aborted) this.#abort.abort();
     else ctx.signal.addEventListener('abort', () => this.#abort.abort(), { once: true });
   }
