@@ -176,7 +176,7 @@ describe('Redis failures', () => {
   });
 
   it('a database the server does not have stops the start, and a password in the query is not logged', async () => {
-    await expect(server({ SENTIO_REDIS_URL: `${redis.url}/99` })).rejects.toThrow(/DB index is out of range/);
+    await expect(server({ SENTIO_REDIS_URL: `${redis.url}/99` })).rejects.toThrow(/Redis at redis:.*refused the connection's set-up: ERR DB index is out of range/);
     expect(redactRedisUrl('redis://127.0.0.1:6379/0?password=hunter2')).not.toContain('hunter2');
   });
 });

@@ -63,6 +63,8 @@ export class RedisConnection {
   #lastError: string | undefined;
   #up = false;
   #closed = false;
+  /** open() has succeeded: before it, a 'ready' is the first connection, not a return. */
+  #opened = false;
   #connections = 0;
 
   private constructor(opts: RedisConnectionOptions) {
@@ -90,7 +92,7 @@ export class RedisConnection {
     });
     this.client.on('ready', () => {
       this.#connections++;
-      if (!this.#up && (this.#lastError !== undefined || this.#lost)) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
+      if (this.#opened && !this.#up && (this.#lastError !== undefined || this.#lost)) this.#logger?.warn({ redis: this.#url }, 'redis connection restored');
       this.#up = true;
       this.#lost = false;
       // An error belongs to the outage it came in: the next loss (a killed connection) has its own, or none.
@@ -109,6 +111,7 @@ export class RedisConnection {
   static async open(opts: RedisConnectionOptions): Promise<RedisConnection> {
     const conn = new RedisConnection(opts);
     let timer: NodeJS.Timeout | undefined;
+    let reached = false;
     try {
       await Promise.race([
         conn.client.connect(),
@@ -116,6 +119,7 @@ export class RedisConnection {
           timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
         }),
       ]);
+      reached = true;
       await conn.client.ping();
       // ioredis carries on in database 0 when its SELECT fails (an index past the server's databases).
       const db = new URL(opts.url).pathname.slice(1);
@@ -124,10 +128,14 @@ export class RedisConnection {
       conn.#closed = true;
       conn.client.disconnect();
       const reason = conn.#lastError ?? (err as Error).message;
-      throw new RedisStartupError(`cannot reach Redis at ${conn.#url} (SENTIO_REDIS_URL): ${reason}`);
+      // Reached but refused (a database index past the server's, a command the account may not run) is not unreachable.
+      throw new RedisStartupError(reached
+        ? `Redis at ${conn.#url} (SENTIO_REDIS_URL) refused the connection's set-up: ${(err as Error).message}`
+        : `cannot reach Redis at ${conn.#url} (SENTIO_REDIS_URL): ${reason}`);
     } finally {
       clearTimeout(timer);
     }
+    conn.#opened = true;
     conn.#logger?.info({ redis: conn.#url, prefix: conn.prefix }, 'redis connected');
     return conn;
   }
