@@ -6,6 +6,13 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine } from './status.js';
 
+/**
+ * How long sends may run back to back before the event loop gets a turn. A producer whose source is already
+ * buffered (an upstream that outran a reader who then caught up) finds every await resolved at once, as
+ * microtasks: one stream relaying 8 MB that way held the loop, and every other client, for 150–330 ms.
+ */
+const HOLD_MS = 4;
+
 export class SseStream {
   readonly #res: HttpResponse;
   readonly requestId: string;
@@ -15,6 +22,9 @@ export class SseStream {
   #started = false;
   #ended = false;
   #drain: (() => void) | undefined;
+  /** A send ran since the event loop's last turn (a setImmediate marks the turn), and since when. */
+  #holding = false;
+  #holdingSince = 0;
   /** Set when interrupt() ended the stream. */
   interrupted = false;
   /** The status of an error the producer reported in-band (the log and metrics show it, not the 200 sent). */
@@ -44,7 +54,10 @@ export class SseStream {
     return this.#ended || this.#isAborted();
   }
 
-  /** Write one `data:` event; resolves once the socket has room for more. */
+  /**
+   * Write one `data:` event; resolves once the socket has room for more, and after a turn of the event loop
+   * when sends have held it for HOLD_MS.
+   */
   async send(data: string): Promise<void> {
     this.tap?.(data);
     if (this.closed) return;
@@ -70,7 +83,21 @@ export class SseStream {
           done();
         };
       });
+    } else {
+      await this.#letLoopTurn();
     }
+  }
+
+  #letLoopTurn(): Promise<void> | undefined {
+    const now = performance.now();
+    if (!this.#holding) {
+      this.#holding = true;
+      this.#holdingSince = now;
+      setImmediate(() => { this.#holding = false; });
+      return undefined;
+    }
+    // The marker set first runs first: the next send starts a new hold.
+    return now - this.#holdingSince < HOLD_MS ? undefined : new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   end(): void {

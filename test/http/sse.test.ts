@@ -65,3 +65,35 @@ describe('SseStream', () => {
     expect(tapped).toEqual(['{"n":1}', '{"n":2}', '[DONE]']);
   });
 });
+
+describe('SseStream, a producer that never waits', () => {
+  // An upstream's body already buffered resolves every await of the relay at once: the sends alone must give
+  // the event loop its turns (one such stream held it for 150-330 ms).
+  it('lets the event loop turn while the socket takes every write', async () => {
+    const res = {
+      onWritable: () => undefined, cork: (f: () => void) => f(), write: () => true,
+      writeStatus: () => res, writeHeader: () => res, end: () => res,
+    };
+    const sse = new SseStream(res as unknown as uWS.HttpResponse, 'req_burst', {}, () => false, () => false);
+    let last = performance.now();
+    let longest = 0;
+    let producing = true;
+    const tick = () => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+      if (producing) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const started = performance.now();
+    let sent = 0;
+    while (performance.now() - started < 200) {
+      await sse.send(`{"choices":[{"index":0,"delta":{"content":"${'x'.repeat(200)}"}}]}`);
+      sent++;
+    }
+    producing = false;
+    longest = Math.max(longest, performance.now() - last);
+    expect(sent).toBeGreaterThan(100);
+    expect(longest).toBeLessThan(60);
+  });
+});
