@@ -5,9 +5,26 @@
  */
 process.on('SIGHUP', () => undefined);
 
+// A stop asked for while the server starts (modules, model, warm-up: seconds) ends the start with 0, as a
+// drain of nothing would; without these listeners Node would end the process at once with 143. A second
+// one exits at once, as while draining.
+let startupSignal: string | undefined;
+const onStartupSignal = (signal: string): void => {
+  if (startupSignal !== undefined) process.exit(1);
+  startupSignal = signal;
+};
+process.on('SIGTERM', onStartupSignal);
+process.on('SIGINT', onStartupSignal);
+
 try {
   const { serve } = await import('./serve.js');
-  await serve();
+  await serve({
+    stopAsked: () => startupSignal,
+    started: () => {
+      process.off('SIGTERM', onStartupSignal);
+      process.off('SIGINT', onStartupSignal);
+    },
+  });
 } catch (err) {
   process.stderr.write(`sentio: failed to start: ${(err as Error).message}\n`);
   process.exit(1);

@@ -13,7 +13,14 @@ import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
 
-export async function serve(): Promise<void> {
+export interface ServeOptions {
+  /** The signal that asked the process to stop while it started, if one did. */
+  stopAsked?: () => string | undefined;
+  /** Called once this server's own SIGTERM and SIGINT handlers are set. */
+  started?: () => void;
+}
+
+export async function serve(opts: ServeOptions = {}): Promise<void> {
   let config;
   let warnings: string[];
   try {
@@ -43,6 +50,12 @@ export async function serve(): Promise<void> {
   let engineMetrics: EngineMetrics | undefined;
   const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) });
   engineMetrics = new EngineMetrics(() => engine.stats());
+  const early = opts.stopAsked?.();
+  if (early !== undefined) {
+    logger.info({ signal: early }, 'stopped while starting: nothing to drain');
+    logger.flush();
+    process.exit(0);
+  }
   // Taken just before the listen (the model load above takes seconds): uWS would share a port in use.
   const releasePort = config.port === 0 ? () => undefined : await claimPort(config.host, config.port).catch((err: NodeJS.ErrnoException) => {
     // An address this machine does not have is the host's fault; anything else, the port's.
@@ -84,4 +97,8 @@ export async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  opts.started?.();
+  // One that came after the check above, while the server began to listen, is served as any other.
+  const late = opts.stopAsked?.();
+  if (late !== undefined) stop(late);
 }

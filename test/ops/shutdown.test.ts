@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
@@ -151,6 +153,23 @@ describe('graceful shutdown', () => {
     } finally {
       await llm.close();
     }
+  }, 60_000);
+
+  // Node's default for SIGTERM ended a server still loading its model with 143, and no line said why.
+  it('SIGTERM while the server starts ends the start with 0', async () => {
+    const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
+      env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_API_KEYS: KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // The first line (the plain-HTTP warning) comes once the configuration is read, before the model loads.
+    await new Promise<void>((resolve) => child.stdout!.once('data', (b: Buffer) => { out += b.toString(); resolve(); }));
+    child.kill('SIGTERM');
+    child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
+    expect(await exited).toBe(0);
+    expect(out).toContain('stopped while starting');
+    expect(out).not.toContain('sentio listening');
   }, 60_000);
 
   it('refuses to start without keys, explaining how to create one', async () => {
