@@ -3,6 +3,7 @@
  * the README's configuration table; `SENTIO_` is the only prefix read.
  */
 import { readFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { CONTEXT_OVERHEAD_BYTES, DEFAULT_CACHED_MESSAGES, MESSAGE_OVERHEAD_BYTES } from './store/context-store.js';
@@ -48,7 +49,9 @@ const EnvSchema = z.object({
   /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
   SENTIO_REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
-    .refine((u) => /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
+    // A URL zod accepts that node's URL refuses (a port past 65535) must fail here, named, not throw.
+    .refine((u) => URL.canParse(u), 'not a URL this server can read')
+    .refine((u) => !URL.canParse(u) || /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
     .optional(),
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
@@ -283,7 +286,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: e.SENTIO_REQUEST_TIMEOUT_MS,
     shutdownGraceMs: e.SENTIO_SHUTDOWN_GRACE_MS,
     maxInFlight: e.SENTIO_MAX_IN_FLIGHT,
-    maxInFlightPerKey: e.SENTIO_MAX_IN_FLIGHT_PER_KEY || Math.max(1, Math.ceil(e.SENTIO_MAX_IN_FLIGHT * 3 / 4)),
+    // Three quarters, and always a slot left to the other keys where there are two or more.
+    maxInFlightPerKey: e.SENTIO_MAX_IN_FLIGHT_PER_KEY || Math.max(1, Math.min(e.SENTIO_MAX_IN_FLIGHT - 1, Math.ceil(e.SENTIO_MAX_IN_FLIGHT * 3 / 4))),
     heapGrowthPercent: e.SENTIO_HEAP_GROWTH_PERCENT,
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,
@@ -336,7 +340,15 @@ function checkTlsFiles(tlsFiles: { cert: string; key: string }): void {
   }
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i; // loadConfig took the brackets off "[::1]"
+/** 127.0.0.0/8 and ::1 in any spelling ("0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"), and localhost. */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+function isLoopback(host: string): boolean { // loadConfig took the brackets off "[::1]"
+  const family = isIP(host);
+  return host.toLowerCase() === 'localhost' || (family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4'));
+}
 
 /**
  * Rules that decide whether the server may start (DECISIONS.md "Running it"). Returns warnings to log;
@@ -353,14 +365,14 @@ export function checkStartup(config: Config): string[] {
     checkTlsFiles(config.tls);
     return [`HTTPS only (certificate ${config.tls.cert})`];
   }
-  if (!LOOPBACK.test(config.host) && !config.allowInsecureHttp) {
+  if (!isLoopback(config.host) && !config.allowInsecureHttp) {
     throw new ConfigError(
       `refusing plain HTTP on non-loopback address ${config.host}: set SENTIO_TLS_CERT and SENTIO_TLS_KEY, ` +
         'or SENTIO_ALLOW_INSECURE_HTTP=1 behind a TLS-terminating proxy',
     );
   }
   return [
-    LOOPBACK.test(config.host)
+    isLoopback(config.host)
       ? `plain HTTP on loopback ${config.host}; set SENTIO_TLS_CERT/SENTIO_TLS_KEY to serve HTTPS`
       : `plain HTTP on ${config.host} (SENTIO_ALLOW_INSECURE_HTTP=1): only behind a TLS-terminating proxy`,
   ];

@@ -1,6 +1,6 @@
 /** Configuration bounds: a value the config accepts is one the server can run with. */
 import { describe, expect, it } from 'vitest';
-import { loadConfig, unknownSettings } from '../../src/config.js';
+import { checkStartup, loadConfig, unknownSettings } from '../../src/config.js';
 import { resolveEngineOptions } from '../../src/engine/options.js';
 
 const KEY = 'sk_config_test_key_0123456789';
@@ -48,6 +48,28 @@ describe('config bounds', () => {
 
   it('an IPv6 host written with brackets, as in a URL, is bound without them', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HOST: '[::1]' }).host).toBe('::1');
+  });
+
+  // Found by an operator review (2026-11-27): the long spellings of loopback were refused as public.
+  it('plain HTTP is allowed on loopback in any spelling, and refused elsewhere', () => {
+    for (const host of ['127.0.0.1', '127.3.2.1', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'LOCALHOST']) {
+      expect(checkStartup(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HOST: host }))[0], host).toMatch(/^plain HTTP on loopback/);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '::ffff:10.0.0.1', 'example.com']) {
+      expect(() => checkStartup(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HOST: host })), host).toThrow(/refusing plain HTTP on non-loopback/);
+    }
+  });
+
+  it('a Redis URL node cannot read names its variable', () => {
+    for (const url of ['redis://localhost:99999', 'not a url']) {
+      expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_REDIS_URL: url }), url).toThrow(/^SENTIO_REDIS_URL: /);
+    }
+  });
+
+  // With a limit of 3, three quarters rounded up let one key hold every slot.
+  it('the default share of one key always leaves another key a slot', () => {
+    const share = (limit: number) => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_MAX_IN_FLIGHT: String(limit) }).maxInFlightPerKey;
+    expect([1, 2, 3, 4, 8, 512].map(share)).toEqual([1, 1, 2, 3, 6, 384]);
   });
 
   // The LRU sets aside its index for every slot at start: 200 million slots failed after 8 s and 1.7 GB.
