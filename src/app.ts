@@ -113,6 +113,10 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   let keyFile: FileKeyVerifier | undefined;
   if (!opts.keys && config.apiKeysFile) {
     keyFile = new FileKeyVerifier(config.apiKeysFile, logger);
+    // A server no key can reach is refused a start, as one with no key configured is (DECISIONS.md).
+    if (keyFile.size === 0 && config.apiKeys.length === 0) {
+      throw new Error(`SENTIO_API_KEYS_FILE: ${config.apiKeysFile} holds no active key; create one with \`npx sentio keys create --name <name> --file ${config.apiKeysFile}\``);
+    }
     keyFile.watch();
   }
   const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys), ...(keyFile ? [keyFile] : [])]);

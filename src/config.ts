@@ -361,9 +361,13 @@ export function checkStartup(config: Config): string[] {
         '`npx sentio keys create --name <name> --file keys.json` and set SENTIO_API_KEYS_FILE=keys.json',
     );
   }
+  const warnings: string[] = [];
+  if (config.apiKeys.length > 0 && config.apiKeysFile) {
+    warnings.push('SENTIO_API_KEYS and SENTIO_API_KEYS_FILE are both set: the plaintext keys stay valid beside the file\'s; unset SENTIO_API_KEYS outside development');
+  }
   if (config.tls) {
     checkTlsFiles(config.tls);
-    return [`HTTPS only (certificate ${config.tls.cert})`];
+    return [...warnings, `HTTPS only (certificate ${config.tls.cert})`];
   }
   if (!isLoopback(config.host) && !config.allowInsecureHttp) {
     throw new ConfigError(
@@ -372,6 +376,7 @@ export function checkStartup(config: Config): string[] {
     );
   }
   return [
+    ...warnings,
     isLoopback(config.host)
       ? `plain HTTP on loopback ${config.host}; set SENTIO_TLS_CERT/SENTIO_TLS_KEY to serve HTTPS`
       : `plain HTTP on ${config.host} (SENTIO_ALLOW_INSECURE_HTTP=1): only behind a TLS-terminating proxy`,

@@ -110,7 +110,9 @@ export function withKeyFileLock<T>(file: string, fn: () => T): T {
     try {
       fd = openSync(lock, 'wx', 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new Error(`cannot write ${file}: its folder ${path.dirname(file)} does not exist`);
+      if (code !== 'EEXIST') throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
     }
   }
@@ -155,11 +157,13 @@ export class FileKeyVerifier implements KeyVerifier {
       }
       this.#byDigest = next;
       this.#failed = false;
-      this.#logger?.info({ keys: next.size, file: this.#file }, 'API keys loaded');
+      if (next.size === 0 && !strict) this.#logger?.warn({ keys: 0, file: this.#file }, 'API key file holds no active key: its keys are refused 401');
+      else this.#logger?.info({ keys: next.size, file: this.#file }, 'API keys loaded');
     } catch (err) {
       if (strict) throw new Error(`SENTIO_API_KEYS_FILE: ${(err as Error).message}`, { cause: err });
       this.#failed = true;
-      this.#logger?.error({ err, file: this.#file }, 'API key file unreadable; keeping the previous keys');
+      // The reason, not a stack: a file mid-edit or moved away is an operator's matter, not a fault in Sentio.
+      this.#logger?.error({ reason: (err as Error).message, file: this.#file }, 'API key file unreadable; keeping the previous keys');
     }
   }
 

@@ -54,7 +54,7 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
       return 0;
     }
     case 'list': {
-      for (const k of readKeyFile(file).keys) {
+      for (const k of readKeyFile(file, true).keys) { // a mistyped path is not an empty list
         out(JSON.stringify({ id: k.id, name: k.name, kind: k.kind, hint: k.hint, created_at: k.created_at, rate_limit_rpm: k.rate_limit_rpm ?? null, revoked: k.revoked }));
       }
       return 0;

@@ -27,11 +27,24 @@ async function analyze(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  if (positionals.length === 0 || !['emotion-v1', 'emotion-v2'].includes(values.model)) {
-    console.error(USAGE);
+  const misuse = positionals.length === 0 ? 'no TEXT to analyse'
+    : !['emotion-v1', 'emotion-v2'].includes(values.model) ? `unknown --model ${values.model} (emotion-v2 or emotion-v1)` : undefined;
+  if (misuse) {
+    console.error(`sentio: ${misuse}\n${USAGE}`);
     return 2;
   }
-  const params = EmotionParams.parse(values.params ? JSON.parse(values.params) : {});
+  let json: unknown;
+  try {
+    json = values.params ? JSON.parse(values.params) : {};
+  } catch {
+    throw new Error('--params is not JSON');
+  }
+  const parsed = EmotionParams.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`--params: ${issue.path.join('.') || 'the value'}: ${issue.message}`);
+  }
+  const params = parsed.data;
   const engine = await createEngine({
     modelDir: values['model-dir'] || process.env['SENTIO_MODEL_DIR'] || shippedModelDir(),
     executionProvider: 'cpu',
@@ -69,6 +82,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    // parseArgs' misuse errors run on into advice with a quote never closed: the first sentence and the usage.
+    if (String((err as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
+      console.error(`sentio: ${(err as Error).message.split('. ')[0]}\n${USAGE}`);
+      process.exit(2);
+    }
     console.error(`sentio: ${(err as Error).message}`);
     process.exit(1);
   },

@@ -107,6 +107,8 @@ describe('hashed key file and the keys CLI', () => {
       const out: string[] = [];
       for (const help of ['--help', '-h']) expect(keysCommand([help], (l) => out.push(l))).toBe(0);
       expect(out.join('\n')).toMatch(/^usage: sentio keys[^]*usage: sentio keys/);
+      // A mistyped path is not an empty list.
+      expect(() => keysCommand(['list', '--file', path.join(dir, 'no-such-file.json')], () => undefined)).toThrow(/no-such-file\.json does not exist/);
     } finally {
       if (saved !== undefined) process.env['SENTIO_API_KEYS_FILE'] = saved;
     }
@@ -177,6 +179,8 @@ describe('a key file that cannot be used stops the start, naming the setting', (
     expect(plain).not.toContain('key-change');
     await expect(bad('empty.json', '')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*empty\.json: not a Sentio key file/);
     await expect(bad('other.json', '{"version":1}')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*other\.json: not a Sentio key file/);
+    // A file with no active key started a server every request was refused by (an operator review, 2026-11-27).
+    await expect(bad('none.json', '{"version":1,"keys":[]}')).rejects.toThrow(/^SENTIO_API_KEYS_FILE: .*none\.json holds no active key; create one with `npx sentio keys create/);
   });
 });
 

@@ -60,6 +60,11 @@ describe('config bounds', () => {
     }
   });
 
+  it('plaintext keys beside a key file are named in a warning', () => {
+    expect(checkStartup(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_API_KEYS_FILE: '/tmp/keys.json' }))[0]).toMatch(/^SENTIO_API_KEYS and SENTIO_API_KEYS_FILE are both set/);
+    expect(checkStartup(loadConfig({ SENTIO_API_KEYS: KEY }))).toHaveLength(1);
+  });
+
   it('a Redis URL node cannot read names its variable', () => {
     for (const url of ['redis://localhost:99999', 'not a url']) {
       expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_REDIS_URL: url }), url).toThrow(/^SENTIO_REDIS_URL: /);
