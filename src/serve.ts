@@ -6,6 +6,7 @@
 import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
 import { createEngine } from './engine/engine.js';
+import { ProviderUnavailableError } from './engine/errors.js';
 import { startSentio } from './app.js';
 import { claimPort } from './http/port.js';
 import { EngineMetrics } from './metrics.js';
@@ -48,7 +49,13 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   if (config.redisUrl) await (await openStores(config, { logger })).close();
   // Engine runs feed the batch histograms of /metrics; warm-up runs (during createEngine) are not counted.
   let engineMetrics: EngineMetrics | undefined;
-  const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) });
+  const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) }).catch((err: unknown) => {
+    // The engine speaks of its options; the operator set an environment variable.
+    if (err instanceof ProviderUnavailableError) {
+      throw new Error(err.message.replace(/executionProvider '(\w+)'/g, 'SENTIO_EXECUTION_PROVIDER=$1').replace(/ or '(\w+)'/, ' or SENTIO_EXECUTION_PROVIDER=$1'));
+    }
+    throw err;
+  });
   engineMetrics = new EngineMetrics(() => engine.stats());
   const early = opts.stopAsked?.();
   if (early !== undefined) {

@@ -172,6 +172,17 @@ describe('graceful shutdown', () => {
     expect(out).not.toContain('sentio listening');
   }, 60_000);
 
+  it('SENTIO_EXECUTION_PROVIDER=cuda without CUDA stops the start naming the variable, not the engine option', async () => {
+    const started = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_EXECUTION_PROVIDER: 'cuda' }).catch((e: Error) => e);
+    if (!(started instanceof Error)) { // a CUDA host: nothing to check here
+      started.child.kill('SIGTERM');
+      await started.exited;
+      return;
+    }
+    expect(started.message).toMatch(/sentio: failed to start: SENTIO_EXECUTION_PROVIDER=cuda requested but the CUDA execution provider is unavailable/);
+    expect(started.message).not.toContain('executionProvider');
+  });
+
   it('refuses to start without keys, explaining how to create one', async () => {
     await expect(startServerProcess({})).rejects.toThrow(/sentio keys create/);
   });
