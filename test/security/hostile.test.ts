@@ -152,7 +152,8 @@ describe('hostile input', () => {
 
   it('a body that never arrives gives its in-flight slot back, logged as 499 or 408', async () => {
     // Two slots: before the fix, two such requests held them for good and every later request got 503.
-    const small = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '2', SENTIO_REQUEST_TIMEOUT_MS: '300' });
+    // One key holds both (its default share of two slots is one, which leaves the other keys one).
+    const small = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '2', SENTIO_MAX_IN_FLIGHT_PER_KEY: '2', SENTIO_REQUEST_TIMEOUT_MS: '300' });
     try {
       const half = post('/v2/emotions/analysis', '{"messages": [{"content": {"text": "never finished"}}]}', auth);
       const send = (leaveAfterMs: number | undefined) => new Promise<void>((resolve) => {
