@@ -121,7 +121,7 @@ const THIRD_PARTY_APPROACH =
 const CUES = {
   distress: /\b(?:sad|sadness|lonely|alone|depressed|depressing|anxious|anxiety|scared|afraid|terrified|worried|worry|grief|grieving|died|passed away|miss (?:him|her|them|my)|heartbroken|crying|cry|cried|hurts|stressed|overwhelmed|hopeless|miserable|devastated|exhausted|panic|nervous|lost my|broke up|breakup|empty|numb)\b/,
   anger: /\b(?:furious|angry|anger|pissed|hate|livid|fed up|sick of|ridiculous|unacceptable|outraged|outrageous|annoyed|annoying|frustrated|frustrating|mad at|so mad|infuriating|rage|scam|worst|useless|incompetent)\b/,
-  celebration: /\b(?:got the job|got engaged|engaged|married|promoted|promotion|passed (?:my|the) (?:exam|test|driving)|won|graduated|accepted|new baby|pregnant|so happy|so excited|excited|amazing news|great news|good news|best day|finally did|we did it|i did it|yay|woohoo|hooray|congrats|celebrate|celebrating|thrilled|proud)\b|!!/,
+  celebration: /\b(?:got the job|got engaged|engaged|married|promoted|promotion|passed (?:my|the) (?:exam|test|driving)|won|graduated|accepted|new baby|pregnant|so happy|so excited|excited|amazing news|great news|good news|best day|best (?:\w+ )?ever|finally did|we did it|i did it|yay|woohoo|hooray|congrats|celebrate|celebrating|thrilled|proud)\b/,
   curiosity: /\b(?:why|how (?:do|does|did|come|can|would|could)|what if|wonder|wondering|curious|fascinat\w*|tell me more|interesting|explore|imagine|is it true|how is it that)\b/,
   task: /\b(?:help me|can you|could you|please|write|draft|fix|convert|calculate|translate|summari[sz]e|list|explain|code|email|what is the|when is|where is|how many|how much|how to|how do i|recipe|schedule|define)\b/,
 };

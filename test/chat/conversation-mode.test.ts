@@ -376,6 +376,8 @@ describe('other modes on typical messages', () => {
     ['I wonder why the sky is blue, tell me more', 'exploratory'],
     ['Can you help me write an email to my landlord about the lease?', 'informational'],
     ['Please convert 5 miles to kilometres', 'informational'],
+    ['Our team won the final!!', 'celebratory'],
+    ['omg best concert ever!!', 'celebratory'],
   ];
   for (const [text, mode] of cases) {
     it(`${JSON.stringify(text)} → ${mode}`, async () => {
@@ -385,6 +387,14 @@ describe('other modes on typical messages', () => {
       expect(m.confidence).toBeLessThanOrEqual(1);
       expect(m.responseStrategy).toEqual(STRATEGIES[mode as keyof typeof STRATEGIES]);
     });
+  }
+});
+
+// "!!" counted as good news: bad news with it was read as celebratory, and the emotion model reads many an
+// exclamation as joy (a docs review, 2026-11-27).
+it('"!!" alone is not good news', async () => {
+  for (const t of ['My dog is sick!!', 'My flight got cancelled again!!', 'Help!! The basement is flooding!!']) {
+    expect((await modeOf(t)).mode, t).not.toBe('celebratory');
   }
 });
 
