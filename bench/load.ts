@@ -44,7 +44,7 @@ import { loadConfig } from '../src/config.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
-import { machineTimes } from './lib/machine.js';
+import { cpuFeatures, machineTimes } from './lib/machine.js';
 import { round } from './lib/stats.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
@@ -303,7 +303,9 @@ async function singleMessageBaseline(child: Child, name: string): Promise<Measur
 }
 
 async function main(): Promise<void> {
-  log(`bench (${quick ? 'quick' : 'full'}, ${provider}, ${store} store): ${os.cpus().length} × ${os.cpus()[0]?.model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  const features = cpuFeatures();
+  const cpuLine = features ? ` (${features.simd}, family ${features.family} model ${features.model})` : '';
+  log(`bench (${quick ? 'quick' : 'full'}, ${provider}, ${store} store): ${os.cpus().length} × ${os.cpus()[0]?.model}${cpuLine}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
   // Kept open (idle, its threads asleep) for the measurements beside the scenarios.
   // The model and thread settings the servers read from SENTIO_* too, so the baselines run the same model.
   // Every engine option as the servers read it (run bounds, thread niceness, wake steering), batching aside.
@@ -501,7 +503,7 @@ async function main(): Promise<void> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   mkdirSync('bench/results', { recursive: true });
   const build = { commit: gitCommit(), model: `${engineModel.name}@${engineModel.version}` };
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}`, gpu: gpuName() };
+  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures(), memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}`, gpu: gpuName() };
   const beside = {
     beforeV2: round(rawBeforeV2), afterV2: round(rawAfterV2),
     v2Rounds: v2Rounds.rounds.map((r) => ({ before: round(r.before), after: round(r.after), sentioRps: round(r.v2.rps) })),
