@@ -64,6 +64,8 @@ export interface FakeLlmOptions {
   /** Used when no behavior is queued and the request names this (upstream) model. */
   byModel?: Record<string, Behavior>;
   host?: string;
+  /** 0 (the default): any free port. */
+  port?: number;
 }
 
 export const DEFAULT_REPLY = 'Thank you for telling me. I am here with you, and we can take this one step at a time.';
@@ -86,7 +88,7 @@ export class FakeLlm {
 
   static async start(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
     const f = new FakeLlm(opts);
-    await new Promise<void>((resolve) => f.#server.listen(0, opts.host ?? '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => f.#server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
     f.#port = (f.#server.address() as AddressInfo).port;
     return f;
   }
