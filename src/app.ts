@@ -98,6 +98,16 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn) and compile the crisis
   // reading's patterns, which V8 does on first use: 0.3 s here that the first chat turns paid instead.
   warmUpReading();
+  // The key file before the stores: a file unusable, or with no active key, stops the start with nothing to close
+  // (an HTTP worker that failed here with a Redis client open stayed alive, and was spawned again).
+  let keyFile: FileKeyVerifier | undefined;
+  if (!opts.keys && config.apiKeysFile) {
+    keyFile = new FileKeyVerifier(config.apiKeysFile, logger);
+    // A server no key can reach is refused a start, as one with no key configured is (DECISIONS.md).
+    if (keyFile.size === 0 && config.apiKeys.length === 0) {
+      throw new Error(`SENTIO_API_KEYS_FILE: ${config.apiKeysFile} holds no active key; create one with \`npx sentio keys create --name <name> --file ${config.apiKeysFile}\``);
+    }
+  }
   // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
   const store = stores.contexts;
@@ -110,15 +120,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     inFlight: () => ({ requests: server.inFlight, busiestKey: server.busiestKeyInFlight }),
   });
   const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
-  let keyFile: FileKeyVerifier | undefined;
-  if (!opts.keys && config.apiKeysFile) {
-    keyFile = new FileKeyVerifier(config.apiKeysFile, logger);
-    // A server no key can reach is refused a start, as one with no key configured is (DECISIONS.md).
-    if (keyFile.size === 0 && config.apiKeys.length === 0) {
-      throw new Error(`SENTIO_API_KEYS_FILE: ${config.apiKeysFile} holds no active key; create one with \`npx sentio keys create --name <name> --file ${config.apiKeysFile}\``);
-    }
-    keyFile.watch();
-  }
+  keyFile?.watch();
   const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys), ...(keyFile ? [keyFile] : [])]);
   const reloadKeys = () => keyFile?.reload();
   process.on('SIGHUP', reloadKeys);

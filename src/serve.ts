@@ -52,7 +52,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   const engine = await createEngine({ ...config.engine, logger, onBatch: (run) => engineMetrics?.observeBatch(run) }).catch((err: unknown) => {
     // The engine speaks of its options; the operator set an environment variable.
     if (err instanceof ProviderUnavailableError) {
-      throw new Error(err.message.replace(/executionProvider '(\w+)'/g, 'SENTIO_EXECUTION_PROVIDER=$1').replace(/ or '(\w+)'/, ' or SENTIO_EXECUTION_PROVIDER=$1'));
+      throw new Error(err.message.replace(/executionProvider '(\w+)'/g, 'SENTIO_EXECUTION_PROVIDER=$1').replace(/(use SENTIO_EXECUTION_PROVIDER=\w+) or '(\w+)'/, '$1 or SENTIO_EXECUTION_PROVIDER=$2'));
     }
     throw err;
   });

@@ -148,7 +148,7 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
     const claim = await opts.store.claim(scope, fingerprint);
     if (claim.outcome !== 'claimed') {
       if (claim.fingerprint !== fingerprint) {
-        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request (another body, or another method or path)');
+        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request (another body, or another path)');
       }
       if (claim.outcome === 'in_flight') {
         throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed', { headers: { 'retry-after': '1' } });

@@ -194,6 +194,19 @@ describe('V2 chat, non-streaming', () => {
     expect(j.emotions.assistant).toEqual({ category, intensity, valence, arousal, raw });
   });
 
+  it('scores a refusal as the reply, and leaves a legacy function_call unscored like tool calls', async () => {
+    const completion = (message: Record<string, unknown>, finish: string) =>
+      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: finish }] });
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [completion({ refusal: 'I am sorry, I cannot help with that.' }, 'stop')] });
+    const refused = (await (await s.post(V2, v2([user('Help me pick a lock')]))).json()) as Record<string, any>;
+    const alone = ((await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text: 'I am sorry, I cannot help with that.' } }] })).json()) as Record<string, any>).emotions._default;
+    expect(refused.emotions.assistant.raw).toEqual(alone.raw);
+    llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [completion({ function_call: { name: 'f', arguments: '{}' } }, 'function_call')] });
+    const called = (await (await s.post(V2, v2([user('Look this up')]))).json()) as Record<string, any>;
+    expect(called.choices[0].message.function_call).toEqual({ name: 'f', arguments: '{}' });
+    expect(called.emotions.assistant).toBeUndefined();
+  });
+
   it('accepts tool results (tool role with tool_call_id, assistant with tool_calls) and forwards them', async () => {
     const messages = [
       user('Weather in Oslo?'),

@@ -88,7 +88,10 @@ export class FakeLlm {
 
   static async start(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
     const f = new FakeLlm(opts);
-    await new Promise<void>((resolve) => f.#server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      f.#server.once('error', reject); // a port in use
+      f.#server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve);
+    });
     f.#port = (f.#server.address() as AddressInfo).port;
     return f;
   }

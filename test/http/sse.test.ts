@@ -87,13 +87,14 @@ describe('SseStream, a producer that never waits', () => {
     setImmediate(tick);
     const started = performance.now();
     let sent = 0;
-    while (performance.now() - started < 200) {
+    while (performance.now() - started < 400) {
       await sse.send(`{"choices":[{"index":0,"delta":{"content":"${'x'.repeat(200)}"}}]}`);
       sent++;
     }
     producing = false;
     longest = Math.max(longest, performance.now() - last);
     expect(sent).toBeGreaterThan(100);
-    expect(longest).toBeLessThan(60);
+    // Without the turns the gap is the whole 400 ms; with them a few ms, GC and a busy CI machine allowing.
+    expect(longest).toBeLessThan(150);
   });
 });

@@ -164,7 +164,12 @@ describe('graceful shutdown', () => {
     let out = '';
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // The first line (the plain-HTTP warning) comes once the configuration is read, before the model loads.
-    await new Promise<void>((resolve) => child.stdout!.once('data', (b: Buffer) => { out += b.toString(); resolve(); }));
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => { err += b.toString(); });
+    await Promise.race([
+      new Promise<void>((resolve) => child.stdout!.once('data', (b: Buffer) => { out += b.toString(); resolve(); })),
+      exited.then((code) => { throw new Error(`exited ${code} before its first line: ${err}`); }),
+    ]);
     child.kill('SIGTERM');
     child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
     expect(await exited).toBe(0);

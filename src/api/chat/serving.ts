@@ -133,10 +133,13 @@ class ChatTurn {
     const completion = await this.#upstream(() => this.client.complete(body, this.#abort.signal, this.ctx.requestId));
     this.#observeLatency();
     const choice = completion.choices[0]!;
-    const message = { ...choice.message, role: 'assistant' };
-    const replyText = typeof message.content === 'string' ? message.content : '';
+    const message: UpstreamMessage = { ...choice.message, role: 'assistant' };
+    // A refusal (content null, OpenAI's `refusal` text) is what the assistant said: it is scored as the reply.
+    const replyText = typeof message.content === 'string' && message.content !== '' ? message.content
+      : typeof message['refusal'] === 'string' ? message['refusal'] : '';
     const usage = completion.usage ?? undefined;
-    const toolCalls = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    // Calls, in the current form or the legacy single `function_call`: a turn with nothing to score.
+    const toolCalls = (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) || isObject(message['function_call']);
     const tail = await this.#finish(await analysis, replyText, toolCalls, llmUsage(
       usage,
       () => estimatePromptTokens(messages, this.req.tools),
@@ -376,6 +379,7 @@ class ChatTurn {
     let textBytes = 0;
     let toolBytes = 0;
     let toolCalls = false;
+    let refusal = '';
     let usage: UpstreamUsage | undefined;
     let finished = false;
     /** Relay one chunk; false once the client has gone. */
@@ -393,6 +397,8 @@ class ChatTurn {
           textBytes += Buffer.byteLength(delta.content, 'utf8');
         }
         if (typeof delta?.['reasoning_content'] === 'string') textBytes += Buffer.byteLength(delta['reasoning_content'], 'utf8');
+        if (typeof delta?.['refusal'] === 'string' && refusal.length < keep) refusal += delta['refusal'].slice(0, keep - refusal.length);
+        if (isObject(delta?.['function_call'])) toolCalls = true;
         if (delta?.tool_calls) {
           toolBytes += toolCallBytes(delta.tool_calls);
           toolCalls ||= delta.tool_calls.length > 0;
@@ -420,7 +426,7 @@ class ChatTurn {
       if (!finished) throw new AppError('upstream_error', 'the upstream LLM stream ended before the reply was complete');
       upstreamDone = true;
       this.#observeLatency();
-      const tail = await this.#finish(await analysis, text, toolCalls, llmUsage(
+      const tail = await this.#finish(await analysis, text || refusal, toolCalls, llmUsage(
         usage,
         () => estimatePromptTokens(messages, this.req.tools),
         () => bytesToTokens(textBytes) + bytesToTokens(toolBytes),
