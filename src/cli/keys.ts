@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { generateKey, newKeyId, readKeyFile, withKeyFileLock, writeKeyFileAtomic } from '../auth/key-file.js';
 import type { KeyRecord } from '../auth/key-file.js';
 
-const USAGE = `usage: sentio keys <command> [--file PATH]   (PATH defaults to $SENTIO_API_KEYS_FILE)
+export const KEYS_USAGE = `usage: sentio keys <command> [--file PATH]   (PATH defaults to $SENTIO_API_KEYS_FILE)
   create --name NAME [--kind live|test] [--rate-limit RPM]   print a new key (shown once)
   list                                                     list keys (never the keys themselves)
   revoke ID                                                revoke a key; running servers refuse it within a second
@@ -23,12 +23,12 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
     },
   });
   if (values.help) {
-    out(USAGE);
+    out(KEYS_USAGE);
     return 0;
   }
   const [command, id] = positionals;
   if (!command || !['create', 'list', 'revoke', 'rotate'].includes(command)) {
-    err(command ? `unknown command '${command}'\n${USAGE}` : USAGE);
+    err(command ? `unknown command '${command}'\n${KEYS_USAGE}` : KEYS_USAGE);
     return 2;
   }
   const file = values.file ?? process.env['SENTIO_API_KEYS_FILE'];

@@ -10,7 +10,7 @@ import { MemoryContextStore } from '../store/memory-store.js';
 import { v1Entry, v2Entry } from '../api/entries.js';
 import { eqParamsOf } from '../api/emotion-routes.js';
 import { EmotionParams } from '../api/schemas.js';
-import { keysCommand } from './keys.js';
+import { KEYS_USAGE, keysCommand } from './keys.js';
 import { shippedModelDir } from '../repo-paths.js';
 
 const USAGE = `usage:
@@ -84,7 +84,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     // parseArgs' misuse errors run on into advice with a quote never closed: the first sentence and the usage.
     if (String((err as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
-      console.error(`sentio: ${(err as Error).message.split('. ')[0]}\n${USAGE}`);
+      console.error(`sentio: ${(err as Error).message.split('. ')[0]}\n${process.argv[2] === 'keys' ? KEYS_USAGE : USAGE}`);
       process.exit(2);
     }
     console.error(`sentio: ${(err as Error).message}`);

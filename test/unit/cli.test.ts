@@ -21,7 +21,8 @@ describe('sentio analyze', () => {
       [['analyze', '--model', 'nope', 'x'], 2, /^sentio: unknown --model nope/],
       [['analyze', '--params', '{bad', 'x'], 1, /^sentio: --params is not JSON/],
       [['analyze', '--params', '{"sensitivity":9}', 'x'], 1, /^sentio: --params: sensitivity: /],
-      [['analyze', '--bogus', 'x'], 2, /^sentio: Unknown option '--bogus'\nusage:/],
+      [['analyze', '--bogus', 'x'], 2, /^sentio: Unknown option '--bogus'\nusage:\n  sentio analyze/],
+      [['keys', 'list', '--bogus'], 2, /^sentio: Unknown option '--bogus'\nusage: sentio keys/],
     ];
     for (const [args, status, message] of cases) {
       const r = sentio(...args);
