@@ -49,9 +49,10 @@ const EnvSchema = z.object({
   /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
   SENTIO_REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
-    // A URL zod accepts that node's URL refuses (a port past 65535) must fail here, named, not throw.
-    .refine((u) => URL.canParse(u), 'not a URL this server can read')
-    .refine((u) => !URL.canParse(u) || /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
+    // zod runs refinements after its URL check has failed: a URL Node cannot read (a port past 65535) stops
+    // here, named, before `new URL` below throws a bare "Invalid URL".
+    .refine((u) => URL.canParse(u), { message: 'not a URL this server can read', abort: true })
+    .refine((u) => /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
     .optional(),
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
