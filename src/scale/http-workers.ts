@@ -140,7 +140,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
     const timer = setTimeout(() => {
       respawns.delete(timer);
       if (closing) return;
-      spawn(index).catch((err: unknown) => {
+      spawn(index).then(() => logger.info({ worker: index }, 'HTTP worker restarted'), (err: unknown) => {
         const next = Math.min(delayMs * 2, RESPAWN_MAX_DELAY_MS);
         logger.error({ err, worker: index }, `HTTP worker restart failed; trying again in ${next} ms`);
         respawn(index, next);

@@ -55,12 +55,13 @@ describe('server process', () => {
       const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
       const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_TEST_CRASH: kind }, { nodeArgs: ['--import', preload] });
       try {
-        const deadline = Date.now() + 15_000;
-        while (Date.now() < deadline && !p.output.some((l) => l.includes('HTTP worker exited; starting a new one'))) {
+        const deadline = Date.now() + 30_000;
+        while (Date.now() < deadline && !p.output.some((l) => l.includes('"HTTP worker restarted"'))) {
           await new Promise((r) => setTimeout(r, 100));
         }
         expect(p.output.some((l) => l.includes('"level":60') && l.includes('HTTP worker failed'))).toBe(true);
-        await new Promise((r) => setTimeout(r, 1_500)); // the replacement starts after 1 s
+        expect(p.output.some((l) => l.includes('HTTP worker exited; starting a new one'))).toBe(true);
+        expect(p.output.some((l) => l.includes('"HTTP worker restarted"'))).toBe(true);
         const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
           method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"still here"}}]}',
         })));
@@ -80,11 +81,12 @@ describe('server process', () => {
     let exitedEarly: number | null | undefined;
     void p.exited.then((code) => { exitedEarly ??= code; });
     try {
-      const deadline = Date.now() + 15_000;
-      while (Date.now() < deadline && p.output.filter((l) => l.includes('HTTP worker exited; starting a new one')).length < 2) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      await new Promise((r) => setTimeout(r, 2_000)); // the replacements start after 1 s
+      // Waits for the replacements' own word, not a fixed time: a 2 s sleep once ran out on a slow host.
+      const deadline = Date.now() + 30_000;
+      const count = (line: string) => p.output.filter((l) => l.includes(line)).length;
+      while (Date.now() < deadline && count('"HTTP worker restarted"') < 2) await new Promise((r) => setTimeout(r, 100));
+      expect(count('HTTP worker exited; starting a new one')).toBe(2);
+      expect(count('"HTTP worker restarted"')).toBe(2);
       expect(exitedEarly).toBeUndefined();
       const replies = await Promise.all(Array.from({ length: 20 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
         method: 'POST', headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"still here"}}]}',
@@ -144,6 +146,7 @@ describe('server process', () => {
     const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
     const p = await startServerProcess({
       SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_REDIS_URL: '', SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '3000',
+      SENTIO_TEST_CRASH_ON: 'SIGUSR2',
     }, { nodeArgs: ['--import', preload] });
     const chat = (key: string) => fetch(`${p.base}/v2/chat/completions`, {
       method: 'POST',
@@ -153,11 +156,18 @@ describe('server process', () => {
     try {
       const keys = Array.from({ length: 10 }, (_, i) => `crash-${i}`);
       llm.enqueue(...keys.map(() => ({ kind: 'hang' as const })));
-      // Worker 0 fails 1.5 s after it starts: its requests get 503, the other worker's time out (504).
-      const first = await Promise.all(keys.map(chat));
+      // Worker 0 fails once every request is upstream: its requests get 503, the other worker's time out
+      // (504). The kernel spreads the connections over both workers (all ten on one: 1 in 512).
+      const pending = Promise.all(keys.map(chat));
+      const deadline = Date.now() + 2_500;
+      while (Date.now() < deadline && llm.received.length < keys.length) await new Promise((r) => setTimeout(r, 20));
+      expect(llm.received).toHaveLength(keys.length);
+      p.child.kill('SIGUSR2');
+      const first = await pending;
       expect(first).toContain(503);
       for (const s of first) expect([503, 504]).toContain(s);
-      await new Promise((r) => setTimeout(r, 1_500)); // the replacement starts after 1 s
+      const restarted = Date.now() + 30_000;
+      while (Date.now() < restarted && !p.output.some((l) => l.includes('"HTTP worker restarted"'))) await new Promise((r) => setTimeout(r, 100));
       expect(await Promise.all(keys.map(chat))).toEqual(keys.map(() => 200));
     } finally {
       p.child.kill('SIGTERM');
