@@ -110,86 +110,106 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   }
   // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
-  const store = stores.contexts;
-  const metrics = new Metrics({
-    engine: opts.engineMetrics,
-    contexts: () => store.size(),
-    transferred: store.transferred?.bind(store),
-    worker: opts.worker,
-    // Read at scrape time only, once the server below exists.
-    inFlight: () => ({ requests: server.inFlight, busiestKey: server.busiestKeyInFlight }),
-  });
-  const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
-  keyFile?.watch();
-  const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys), ...(keyFile ? [keyFile] : [])]);
-  const reloadKeys = () => keyFile?.reload();
-  process.on('SIGHUP', reloadKeys);
-  let closing = false;
+  // What a start that fails after this gives back (a port in use, TLS files changed since they were read):
+  // an HTTP worker's failed start otherwise kept its Redis client, and with it the thread, alive.
+  const undo: Array<() => unknown> = [];
+  try {
+    const store = stores.contexts;
+    const metrics = new Metrics({
+      engine: opts.engineMetrics,
+      contexts: () => store.size(),
+      transferred: store.transferred?.bind(store),
+      worker: opts.worker,
+      // Read at scrape time only, once the server below exists.
+      inFlight: () => ({ requests: server.inFlight, busiestKey: server.busiestKeyInFlight }),
+    });
+    undo.push(() => metrics.close());
+    const service = new EmotionService(meteredEngine(opts.engine, metrics), new ScoreMapper(opts.engine.labels), store, opts.now);
+    keyFile?.watch();
+    undo.push(() => keyFile?.close());
+    const keys = opts.keys ?? new CompositeKeyVerifier([new StaticKeyVerifier(config.apiKeys), ...(keyFile ? [keyFile] : [])]);
+    const reloadKeys = () => keyFile?.reload();
+    process.on('SIGHUP', reloadKeys);
+    undo.push(() => process.off('SIGHUP', reloadKeys));
+    let closing = false;
 
-  const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
-  const apiRoutes: Route[] = [
-    ...emotionRoutes(v1Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
-    ...emotionRoutes(v2Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
-    ...chatRoutes({ service, config, logger, metrics }),
-  ];
-  const routes: Route[] = [
-    ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
-    ...apiRoutes,
-  ];
-  routes.push(openApiRoute(routes, config.limits), {
-    method: 'get', pattern: '/metrics', auth: true, shed: false, summary: 'Prometheus metrics',
-    handler: async () => ({ status: 200, body: undefined, rawBody: await (opts.metricsText ?? (() => metrics.text()))(), contentType: metrics.registry.contentType }),
-  });
+    const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
+    const apiRoutes: Route[] = [
+      ...emotionRoutes(v1Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
+      ...emotionRoutes(v2Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
+      ...chatRoutes({ service, config, logger, metrics }),
+    ];
+    const routes: Route[] = [
+      ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
+      ...apiRoutes,
+    ];
+    routes.push(openApiRoute(routes, config.limits), {
+      method: 'get', pattern: '/metrics', auth: true, shed: false, summary: 'Prometheus metrics',
+      handler: async () => ({ status: 200, body: undefined, rawBody: await (opts.metricsText ?? (() => metrics.text()))(), contentType: metrics.registry.contentType }),
+    });
 
-  // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or
-  // bodies, so they skip the redaction pass: its wildcard paths cost as much as the rest of the line.
-  const accessLog = accessLogger(logger);
-  const server = new HttpServer({
-    routes,
-    keys,
-    logger,
-    tls: config.tls,
-    maxBodyBytes: config.limits.bodyBytes,
-    requestTimeoutMs: config.requestTimeoutMs,
-    maxInFlight: config.maxInFlight,
-    maxInFlightPerKey: config.maxInFlightPerKey,
-    mapError: mapLowerError,
-    admit: rateLimit.admit,
-    quota: rateLimit.quota,
-    middleware: [
-      idempotencyMiddleware({
-        store: stores.idempotency,
-        ttlMs: config.contextTtlSeconds * 1000,
-        maxKeyBytes: config.limits.idempotencyKeyBytes,
-        charge: rateLimit.charge,
-      }),
-    ],
-    onRequestDone: (entry) => {
-      metrics.observeRequest(entry);
-      accessLog(entry);
-    },
-  });
-  const port = await server.listen(config.host, config.port);
+    // Access lines are built field by field from ids and numbers (RequestLogEntry), never from headers or
+    // bodies, so they skip the redaction pass: its wildcard paths cost as much as the rest of the line.
+    const accessLog = accessLogger(logger);
+    const server = new HttpServer({
+      routes,
+      keys,
+      logger,
+      tls: config.tls,
+      maxBodyBytes: config.limits.bodyBytes,
+      requestTimeoutMs: config.requestTimeoutMs,
+      maxInFlight: config.maxInFlight,
+      maxInFlightPerKey: config.maxInFlightPerKey,
+      mapError: mapLowerError,
+      admit: rateLimit.admit,
+      quota: rateLimit.quota,
+      middleware: [
+        idempotencyMiddleware({
+          store: stores.idempotency,
+          ttlMs: config.contextTtlSeconds * 1000,
+          maxKeyBytes: config.limits.idempotencyKeyBytes,
+          charge: rateLimit.charge,
+        }),
+      ],
+      onRequestDone: (entry) => {
+        metrics.observeRequest(entry);
+        accessLog(entry);
+      },
+    });
+    undo.push(() => server.closeAll());
+    const port = await server.listen(config.host, config.port);
 
-  return {
-    port,
-    server,
-    service,
-    logger,
-    metrics,
-    async close(graceMs = 10_000) {
-      closing = true;
-      server.stopListening();
-      // Drained, and then no new request on the open connections for 250 ms, within the grace period.
-      await server.waitQuiet(250, graceMs);
-      server.closeAll();
-      // Interrupted streams end their handlers (and log 503) as their next write fails: a moment, not a grace.
-      await server.waitIdle(1_000);
-      process.off('SIGHUP', reloadKeys);
-      keyFile?.close();
-      await stores.close();
-      await opts.engine.close();
-      logger.flush();
-    },
-  };
+    return {
+      port,
+      server,
+      service,
+      logger,
+      metrics,
+      async close(graceMs = 10_000) {
+        closing = true;
+        server.stopListening();
+        // Drained, and then no new request on the open connections for 250 ms, within the grace period.
+        await server.waitQuiet(250, graceMs);
+        server.closeAll();
+        // Interrupted streams end their handlers (and log 503) as their next write fails: a moment, not a grace.
+        await server.waitIdle(1_000);
+        process.off('SIGHUP', reloadKeys);
+        keyFile?.close();
+        metrics.close();
+        await stores.close();
+        await opts.engine.close();
+        logger.flush();
+      },
+    };
+  } catch (err) {
+    for (const step of undo.reverse()) {
+      try {
+        step();
+      } catch {
+        // giving back what was taken; the start's own error is the one to report
+      }
+    }
+    await stores.close().catch(() => undefined);
+    throw err;
+  }
 }

@@ -110,6 +110,7 @@ export class Metrics {
 
   readonly #engine: EngineMetricsSource;
   #perWorker: (() => void) | undefined;
+  readonly #lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
 
   constructor(sources: {
     /** The engine's own metrics: in this thread, or the main thread's for an HTTP worker. */
@@ -174,8 +175,13 @@ export class Metrics {
    * whole interval between its timer's firings, the resolution included: an idle server read 100 ms of lag
    * at every percentile. The same seven gauges, from a histogram of our own, with the resolution taken off.
    */
+  /** Stops the event-loop delay sampling (its timer lives as long as the process otherwise). */
+  close(): void {
+    this.#lag.disable();
+  }
+
   #replaceLagStats(): void {
-    const delay = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
+    const delay = this.#lag;
     delay.enable();
     let snapshot: Record<(typeof LAG_STATS)[number], number> | undefined;
     const lag = (ns: number) => Math.max(0, ns / 1e6 - LAG_RESOLUTION_MS) / 1000;

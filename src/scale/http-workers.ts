@@ -107,6 +107,8 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
           resolve();
         } else if (m.t === 'failed') {
           reject(new Error(`HTTP worker ${index}: ${m.message}`));
+          // Whatever its failed start left open (a socket) would keep the thread alive beside its replacement.
+          void worker.terminate();
         }
       });
       worker.on('error', (err) => {

@@ -3,6 +3,8 @@
  * a context half evicted, a huge append, a database that does not exist. One real redis-server.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalysisEngine } from '../../src/app.js';
@@ -172,6 +174,22 @@ describe('Redis failures', () => {
     expect(state.trajectory.baseline.messageCount).toBe(9_000);
     for (const id of ['m0', 'm999', 'm1000', 'm7999', 'm8000', 'm8999']) {
       expect((await s.get(`/v2/emotions/huge/message/${id}`)).status, id).toBe(200);
+    }
+  });
+
+  // An HTTP worker's start that failed here kept its Redis client open, and the client kept the thread alive.
+  it('a start that cannot listen closes the Redis connections it opened', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const clients = async () => String(await admin.client('LIST')).trim().split('\n').length;
+    const before = await clients();
+    try {
+      await expect(server({ SENTIO_PORT: String((taken.address() as AddressInfo).port) })).rejects.toThrow(/cannot listen/);
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && (await clients()) > before) await new Promise((r) => setTimeout(r, 50));
+      expect(await clients()).toBe(before);
+    } finally {
+      taken.close();
     }
   });
 
