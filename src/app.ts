@@ -133,11 +133,13 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     undo.push(() => process.off('SIGHUP', reloadKeys));
     let closing = false;
 
+    const chat = chatRoutes({ service, config, logger, metrics });
+    undo.push(() => chat.close());
     const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
     const apiRoutes: Route[] = [
       ...emotionRoutes(v1Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
       ...emotionRoutes(v2Dialect, { service, limits: config.limits, charge: rateLimit.charge }),
-      ...chatRoutes({ service, config, logger, metrics }),
+      ...chat.routes,
     ];
     const routes: Route[] = [
       ...healthRoutes({ ready: () => !closing, describe: () => opts.engine.describe() }),
@@ -195,6 +197,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
         await server.waitIdle(1_000);
         process.off('SIGHUP', reloadKeys);
         keyFile?.close();
+        chat.close();
         metrics.close();
         await stores.close();
         await opts.engine.close();

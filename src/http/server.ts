@@ -389,6 +389,7 @@ export class HttpServer {
       sendError(new AppError('service_unavailable', 'the server shut down before this request was complete', { headers: { 'retry-after': '1' } }), true);
       state.interrupted = true;
       finish();
+      abort.abort(); // its work is not wanted now: engine jobs and an upstream call stop as for a client gone
     };
     const slot = this.#freeSlots.pop() ?? this.#interrupts.length;
     this.#interrupts[slot] = interrupt;
@@ -476,6 +477,7 @@ export class HttpServer {
       const reply = await (route.auth ? chain() : next());
       if (state.interrupted) return;
       if ('stream' in reply) {
+        if (state.aborted) return; // the client left while the stream was prepared: its upstream call is cancelled
         status = 200;
         const sse = new SseStream(res, ctx.requestId, ctx.replyHeaders, () => state.aborted, () => this.#draining);
         state.responded = true;
@@ -523,10 +525,6 @@ export class HttpServer {
         }
       })
       .finally(finish);
-  }
-
-  get draining(): boolean {
-    return this.#draining;
   }
 }
 

@@ -44,12 +44,24 @@ export function serveRpc(port: MessagePort, handlers: Readonly<Record<string, Rp
     const handler = handlers[msg.method];
     const controller = new AbortController();
     running.set(msg.id, controller);
-    const done = handler
-      ? handler(msg.args, controller.signal)
-      : Promise.reject(new Error(`no RPC method "${msg.method}". This is a bug.`));
+    // A handler that throws, or a value that cannot be posted (not cloneable), answers the call with the
+    // error: thrown here, it would end the main thread that serves every worker, and leave the call waiting.
+    const fail = (err: unknown) => port.postMessage({ t: 'err', id: msg.id, error: serializeError(err) } satisfies ReplyMessage);
+    let done: Promise<HandlerResult>;
+    try {
+      done = handler ? handler(msg.args, controller.signal) : Promise.reject(new Error(`no RPC method "${msg.method}". This is a bug.`));
+    } catch (err) {
+      done = Promise.reject(err);
+    }
     done.then(
-      (r) => port.postMessage({ t: 'ok', id: msg.id, value: r.value } satisfies ReplyMessage, r.transfer ?? []),
-      (err: unknown) => port.postMessage({ t: 'err', id: msg.id, error: serializeError(err) } satisfies ReplyMessage),
+      (r) => {
+        try {
+          port.postMessage({ t: 'ok', id: msg.id, value: r.value } satisfies ReplyMessage, r.transfer ?? []);
+        } catch (err) {
+          fail(err);
+        }
+      },
+      fail,
     ).finally(() => running.delete(msg.id));
   });
 }

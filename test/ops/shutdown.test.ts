@@ -79,6 +79,9 @@ describe('graceful shutdown', () => {
       await closed;
       await chat;
       expect(chatStatus).toBe(503); // cut at the end of the grace period
+      // ... and its upstream call with it (it stayed open until SENTIO_LLM_TIMEOUT_MS)
+      for (const until = Date.now() + 5_000; !llm.received[0]!.closedEarly && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received[0]!.closedEarly).toBe(true);
     } finally {
       conn.destroy();
       unmatched.destroy();

@@ -25,4 +25,21 @@ describe('serveRpc', () => {
     for (let i = 0; i < 100 && aborted < 2; i++) await new Promise((r) => setTimeout(r, 5));
     expect(aborted).toBe(2);
   });
+
+  // Thrown on the main thread, either ended the process that serves every worker, and the call waited on.
+  it('answers a handler that throws, and a result that cannot be posted, with the error', async () => {
+    const { port1, port2 } = new MessageChannel();
+    serveRpc(port1, {
+      throws: () => { throw new Error('thrown before any promise'); },
+      uncloneable: async () => ({ value: { fn: () => 1 } }),
+    });
+    const client = new RpcClient(port2, (e) => Object.assign(new Error(e.message), { name: e.name }));
+    try {
+      await expect(client.call('throws', [])).rejects.toThrow('thrown before any promise');
+      await expect(client.call('uncloneable', [])).rejects.toMatchObject({ name: 'DataCloneError' });
+      await expect(client.call('missing', [])).rejects.toThrow('no RPC method "missing"');
+    } finally {
+      port1.close();
+    }
+  });
 });

@@ -58,10 +58,11 @@ interface UserAnalysis {
   historyTokens: number;
 }
 
-export function chatRoutes(deps: ChatDeps): Route[] {
+/** The chat routes, and close() for the upstream's pooled connections (at shutdown, once requests are done). */
+export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
   const { llm } = deps.config;
   const client = llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined;
-  return [v1Chat, v2Chat].map((d): Route => ({
+  const routes = [v1Chat, v2Chat].map((d): Route => ({
     method: 'post',
     pattern: d.path,
     auth: true,
@@ -73,6 +74,7 @@ export function chatRoutes(deps: ChatDeps): Route[] {
       return new ChatTurn(d, deps, client, ctx, parseChatRequest(d, body!, deps.config.limits, llm.models, deps.config.chat.guidance)).run();
     },
   }));
+  return { routes, close: () => client?.close() };
 }
 
 class ChatTurn {
