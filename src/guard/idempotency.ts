@@ -159,23 +159,25 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
       ctx.replyHeaders['idempotent-replayed'] = 'true';
       return replay(claim.reply);
     }
+    // A write that fails (Redis lost mid-request) must not replace the request's own answer or error: the
+    // Redis store sends it again once Redis is back, and until then a retry gets 409.
+    const release = () => opts.store.release(scope).catch(() => undefined);
     // The same key and body always name the same effect: a retry after a failure carries the first try's token.
     ctx.idempotencyToken = createHash('sha256').update(`${scope}\n${fingerprint}`).digest('hex');
     let reply: Reply;
     try {
       reply = await next();
     } catch (err) {
-      await opts.store.release(scope);
+      await release();
       throw err;
     }
-    if ('stream' in reply) return recordStream(reply, (events) => opts.store.complete(scope, fingerprint, { kind: 'stream', events }, opts.ttlMs), () => opts.store.release(scope));
+    if ('stream' in reply) return recordStream(reply, (events) => opts.store.complete(scope, fingerprint, { kind: 'stream', events }, opts.ttlMs).catch(() => undefined), release);
     if (reply.status >= 300) {
-      await opts.store.release(scope);
+      await release();
       return reply;
     }
     const body = reply.rawBody ?? JSON.stringify(reply.body);
-    // The work is done: if the record cannot be stored now (Redis lost mid-request), still answer it; the
-    // Redis store sends the record again once Redis is back, and until then a retry gets 409.
+    // The work is done: if the record cannot be stored now, still answer it.
     await opts.store.complete(scope, fingerprint, { kind: 'json', status: reply.status, body, headers: reply.headers ?? {} }, opts.ttlMs)
       .catch(() => undefined);
     return { ...reply, rawBody: body };

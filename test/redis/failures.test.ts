@@ -12,6 +12,7 @@ import { contextKeys } from '../../src/store/redis/keys.js';
 import { redactRedisUrl } from '../../src/store/redis/connection.js';
 import { errorFields } from '../../src/log.js';
 import { testEngine } from '../helpers/engine.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { startRedis } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
@@ -86,6 +87,28 @@ describe('Redis failures', () => {
       expect(Math.max(...queued.map((r) => r.ms))).toBeLessThan(1_500);
     } finally {
       redis.resume();
+    }
+  });
+
+  // Giving the key back failed too, and that failure (503 service_unavailable) replaced the upstream's.
+  it('a request whose Idempotency-Key cannot be given back (Redis lost mid-request) keeps its own error', async () => {
+    const llm = await FakeLlm.start();
+    try {
+      const s = await server({ SENTIO_REDIS_TIMEOUT_MS: '300', SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '800' });
+      llm.enqueue({ kind: 'hang' });
+      const reply = s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }, { 'idempotency-key': 'lost-release' });
+      for (const until = Date.now() + 5_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received).toHaveLength(1); // claimed, and upstream: now Redis goes
+      redis.pause();
+      try {
+        const r = await reply;
+        expect(r.status).toBe(504);
+        expect((await r.json()).error.code).toBe('upstream_timeout');
+      } finally {
+        redis.resume();
+      }
+    } finally {
+      await llm.close();
     }
   });
 
