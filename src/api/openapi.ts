@@ -13,6 +13,15 @@ function toOpenApiPath(pattern: string): { path: string; params: string[] } {
   return { path, params };
 }
 
+/** The path parameters that are context ids (V2 spells it contextId, V1 context_id); the others are message ids. */
+const CONTEXT_ID_PARAMS = new Set(['contextId', 'context_id']);
+
+/** A stable name for client generators: the method and the path's words, e.g. postV2EmotionsContextIdAnalysis. */
+function operationId(method: string, path: string): string {
+  const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean).flatMap((w) => w.split('_'));
+  return method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
 const outputSchema = (schema: ZodType) => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' });
 
 /** What a 200 carries: JSON, except Prometheus text and, for chat with `stream: true`, server-sent events. */
@@ -36,19 +45,19 @@ export interface IdLimits {
 }
 
 const idempotencyKey = (max: number) => ({
-  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: max },
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: max, pattern: '^[!-~]+$' },
   description: `Visible ASCII, at most ${max} bytes (SENTIO_MAX_IDEMPOTENCY_KEY_BYTES): a retry with the same key and body is answered from the first response (docs/security.md)`,
 });
 
 /** Response headers (docs/api.md, Transport; docs/security.md): each defined once, referenced by the responses that carry it. */
 const HEADERS = {
   'x-request-id': { description: 'The id in error bodies and in the request\'s log line', schema: { type: 'string' } },
-  'x-inference-time': { description: 'Milliseconds the request waited for the engine (queue and inference); absent on idempotent replays and streams', schema: { type: 'string' } },
+  'x-inference-time': { description: 'Milliseconds the request waited for the engine (queue and inference), on any reply that used it (errors included); absent on idempotent replays and streams', schema: { type: 'string' } },
   'ratelimit-limit': { description: 'The key\'s quota: tokens per minute, the size of its bucket (IETF RateLimit headers; docs/security.md)', schema: { type: 'integer' } },
   'ratelimit-remaining': { description: 'Tokens left in the key\'s bucket; a request costs one, a chat turn two, a batch one per 64 texts begun', schema: { type: 'integer' } },
   'ratelimit-reset': { description: 'Seconds until the key\'s bucket is full again (on a 429, Retry-After says when one more request fits)', schema: { type: 'integer' } },
   'idempotent-replayed': { description: '"true" when the response is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
-  'retry-after': { description: 'Seconds to wait before retrying (429, 503, 409 idempotency_key_in_use, and a 502 that passes on the upstream\'s)', schema: { type: 'integer' } },
+  'retry-after': { description: 'Seconds to wait before retrying: on 429 rate_limit_exceeded and upstream_rate_limited, 503 overloaded and service_unavailable, 409 idempotency_key_in_use, and a 502 upstream_error that passes on the upstream\'s (docs/errors.md)', schema: { type: 'integer' } },
 } as const;
 type HeaderName = keyof typeof HEADERS;
 /** A response's headers: references, except where `required` must be said (a reference takes no sibling fields). */
@@ -69,17 +78,20 @@ export function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record
     const { path, params } = toOpenApiPath(r.pattern);
     const parameters: Array<Record<string, unknown>> = params.map((name) => ({
       name, in: 'path', required: true, schema: { type: 'string' },
-      description: `Percent-decoded; at most ${name === 'contextId' ? limits.contextIdBytes : limits.externalIdBytes} bytes of UTF-8`,
+      description: `Percent-decoded; at most ${CONTEXT_ID_PARAMS.has(name) ? limits.contextIdBytes : limits.externalIdBytes} bytes of UTF-8`,
     }));
     if (r.method === 'post' && r.auth) parameters.push(idempotencyKey(limits.idempotencyKeyBytes));
     const op: Record<string, unknown> = {
+      operationId: operationId(r.method, path),
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
       parameters,
       responses: {
         '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
         default: {
           description: 'Error',
-          headers: ref(r.auth ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'] : ['x-request-id', 'retry-after'], ['x-request-id']),
+          headers: ref(r.auth
+            ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : [])]
+            : ['x-request-id', 'retry-after'], ['x-request-id']),
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         },
       },
@@ -94,7 +106,7 @@ export function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record
     (paths[path] ??= {})[r.method] = op;
     // HEAD is answered on every GET path: the same status and headers, no body (docs/api.md).
     if (r.method === 'get') {
-      paths[path]!['head'] = { ...op, summary: `${op['summary'] as string} (headers only)`, responses: { '200': { description: 'Success, no body' }, default: { description: 'Error, no body' } } };
+      paths[path]!['head'] = { ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`, responses: { '200': { description: 'Success, no body' }, default: { description: 'Error, no body' } } };
     }
   }
   return {
@@ -103,8 +115,9 @@ export function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record
       title: 'Sentio', version: '0.1.0',
       description: 'Emotion analysis and emotion-aware chat. The request and response schemas give shapes and types; limits and rules across ' +
         'fields are not in them: model names (emotion-v1, emotion-v2; chat models from SENTIO_LLM_MODELS), byte limits on texts ' +
-        'and ids, message counts (413), an assistant message needing content or tool_calls, a chat needing a user message, a ' +
-        'sampling parameter given both at the top level and in model_params. See docs/api.md, docs/chat.md and docs/errors.md.',
+        'and ids, message counts (413), an assistant message needing content, tool_calls, refusal or function_call, a chat needing a ' +
+        'user message, a sampling parameter given both at the top level and in model_params. A GET on a POST-only analysis path ' +
+        '(/v2/emotions/analysis) reads a context of that name. See docs/api.md, docs/chat.md and docs/errors.md.',
     },
     paths,
     components: {

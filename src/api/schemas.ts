@@ -30,7 +30,8 @@ const TO_MINUTE = z.iso.datetime({ offset: true, precision: -1 });
 const Timestamp = z
   .string()
   .refine((s) => TO_SECOND.safeParse(s).success || TO_MINUTE.safeParse(s).success, { message: 'Invalid ISO datetime' })
-  .meta({ format: 'date-time', description: 'ISO 8601 date-time with a zone (Z or ±hh:mm), to the minute or finer' });
+  // No `format: date-time`: that is RFC 3339, which needs the seconds this accepts without.
+  .meta({ description: 'ISO 8601 date-time with a zone (Z or ±hh:mm), to the minute or finer, e.g. 2026-11-21T10:00Z' });
 
 export const V2Message = z.strictObject({
   role: Role.optional(),

@@ -205,6 +205,30 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('states this server\'s id limits per parameter, a unique operationId per operation, and no format the server does not follow', async () => {
+    const other = await startTestServer({ SENTIO_MAX_CONTEXT_ID_BYTES: '16', SENTIO_MAX_EXTERNAL_ID_BYTES: '8' });
+    try {
+      const d = await (await other.get('/openapi.json')).json();
+      const params = (path: string, method: string) => d.paths[path][method].parameters as Array<{ name: string; in: string; description: string; schema: any }>;
+      // V1 spells the context id context_id: it was described with the external id's limit.
+      for (const [path, method] of [['/v1/emotions/{context_id}', 'get'], ['/v2/emotions/{contextId}', 'get'], ['/v1/emotions/{context_id}/analyse', 'post']]) {
+        expect(params(path!, method!).find((p) => p.in === 'path')!.description, path).toContain('at most 16 bytes');
+      }
+      expect(params('/v2/emotions/{contextId}/message/{messageId}', 'get').find((p) => p.name === 'messageId')!.description).toContain('at most 8 bytes');
+      const key = params('/v2/emotions/analysis', 'post').find((p) => p.name === 'Idempotency-Key')!.schema;
+      expect(new RegExp(key.pattern).test('a b')).toBe(false); // the server answers 400 idempotency_key_invalid
+      expect(new RegExp(key.pattern).test('5f0c-retry_1')).toBe(true);
+      const ids = Object.values(d.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toContain('postV2EmotionsContextIdAnalysis');
+      // A timestamp to the minute is accepted, which RFC 3339's date-time (JSON Schema's format) is not.
+      expect((await other.post('/v2/emotions/analysis', { messages: [{ content: { text: 'hi' }, timestamp: '2026-11-21T10:00Z' }] })).status).toBe(200);
+      expect(JSON.stringify(d)).not.toContain('"format":"date-time"');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('health and readiness', async () => {
     await conforms(s.get('/healthz'), HealthResponse);
     await conforms(s.get('/readyz'), ReadyResponse);
