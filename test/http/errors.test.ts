@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { MemoryRateLimitStore } from '../../src/guard/rate-limit.js';
 import type { RateLimitStore } from '../../src/guard/rate-limit.js';
 
@@ -51,11 +52,14 @@ describe('authentication', () => {
     await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`), 401, 'authentication_error', 'missing_api_key');
     await expectError(await fetch(`${s.base}/v2/emotions/%ZZ/analysis`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-api-key': 'nope' }, body: 'x' }), 401, 'authentication_error', 'invalid_api_key');
     await expectError(await fetch(`${s.base}/v2/emotions/%ZZ`, { headers: { 'x-api-key': TEST_KEY } }), 400, 'invalid_request_error', 'invalid_path_parameter', 'context_id');
-    const t = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '1' });
+    // The one slot is held by a chat the upstream never answers, for as long as the test needs (a batch
+    // held it for a time that depended on the host's speed).
+    const llm = await FakeLlm.start({ defaultBehavior: { kind: 'hang' } });
+    const t = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '1', SENTIO_LLM_BASE_URL: llm.url });
     try {
-      const long = { messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} I cannot believe how much everything has changed, honestly`)) };
-      const busy = [t.post('/v2/emotions/batch-analysis', long), t.post('/v2/emotions/batch-analysis', long)];
-      await new Promise((r) => setTimeout(r, 50));
+      const busy = t.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] });
+      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received).toHaveLength(1);
       await expectError(await fetch(`${t.base}/v2/emotions/x`), 401, 'authentication_error', 'missing_api_key');
       const shed = await t.get('/v2/emotions/x');
       expect(shed.status).toBe(503);
@@ -63,9 +67,11 @@ describe('authentication', () => {
       const scrape = await t.get('/metrics');
       expect(scrape.status).toBe(200);
       expect(scrape.headers.get('ratelimit-remaining')).toMatch(/^\d+$/);
-      await Promise.all(busy);
+      await t.sentio.close(0);
+      expect((await busy).status).toBe(503); // cut by the shutdown
     } finally {
       await t.close();
+      await llm.close();
     }
   });
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalysisEngine } from '../../src/app.js';
 import { testEngine } from '../helpers/engine.js';
+import { FakeLlm } from '../helpers/fake-llm.js';
 import { startRedis } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import { startTestServer } from '../helpers/server.js';
@@ -91,21 +92,27 @@ describe('two instances, one Redis', () => {
     const other = await b.post('/v2/emotions/idem-ctx/analysis', { messages: [msg('something else')] }, { 'idempotency-key': key });
     expect(other.status).toBe(422);
 
-    // Keep A's engine busy so its request is still running when the retry reaches B.
-    const long = 'I cannot believe how much everything has changed, honestly, it is strange. '.repeat(10);
-    const load = Array.from({ length: 3 }, () =>
-      a.post('/v2/emotions/batch-analysis', { messages: Array.from({ length: 1000 }, (_, i) => msg(`${i} ${long}`)) }));
-    await new Promise((r) => setTimeout(r, 100));
-    const key2 = crypto.randomUUID();
-    const slow = a.post('/v2/emotions/analysis', { messages: [msg('still running?')] }, { 'idempotency-key': key2 });
-    await new Promise((r) => setTimeout(r, 50));
-    const dup = await b.post('/v2/emotions/analysis', { messages: [msg('still running?')] }, { 'idempotency-key': key2 });
-    expect(dup.status).toBe(409);
-    expect((await dup.json()).error.code).toBe('idempotency_key_in_use');
-    expect((await slow).status).toBe(200);
-    const after = await b.post('/v2/emotions/analysis', { messages: [msg('still running?')] }, { 'idempotency-key': key2 });
-    expect(after.headers.get('idempotent-replayed')).toBe('true');
-    for (const r of await Promise.all(load)) expect(r.status).toBe(200);
+    // A request still running on A (a chat its upstream answers after 2 s; its key is claimed before the
+    // call) makes the retry on B a 409, then a replay of A's answer.
+    const llm = await FakeLlm.start();
+    try {
+      const [c, d] = await pair({ SENTIO_LLM_BASE_URL: llm.url });
+      llm.enqueue({ kind: 'reply', ttftMs: 2_000 });
+      const key2 = crypto.randomUUID();
+      const turn = { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'still running?' }] };
+      const slow = c.post('/v2/chat/completions', turn, { 'idempotency-key': key2 });
+      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
+      expect(llm.received).toHaveLength(1);
+      const dup = await d.post('/v2/chat/completions', turn, { 'idempotency-key': key2 });
+      expect(dup.status).toBe(409);
+      expect((await dup.json()).error.code).toBe('idempotency_key_in_use');
+      expect((await slow).status).toBe(200);
+      const after = await d.post('/v2/chat/completions', turn, { 'idempotency-key': key2 });
+      expect(after.headers.get('idempotent-replayed')).toBe('true');
+      expect(llm.received).toHaveLength(1);
+    } finally {
+      await llm.close();
+    }
   });
 
   it('a key has one quota across instances', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OTHER_KEY, startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { post, rawRequest } from '../helpers/raw-http.js';
+import { testEngine } from '../helpers/engine.js';
 
 let s: TestServer;
 beforeAll(async () => { s = await startTestServer({ SENTIO_REQUEST_TIMEOUT_MS: '500', SENTIO_RATE_LIMIT_RPM: '1000000' }); });
@@ -195,7 +196,12 @@ describe('hostile input', () => {
         socks.push(sock);
       }));
       await Promise.all(opened);
-      await new Promise((r) => setTimeout(r, 100));
+      // Scrapes are not shed, and the other key's is not counted against this one.
+      const gauges = async () => (await small.get('/metrics', { 'x-api-key': OTHER_KEY })).text();
+      const until = async (re: RegExp) => {
+        for (const deadline = Date.now() + 10_000; !re.test(await gauges()) && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 10));
+      };
+      await until(/^sentio_http_key_requests_in_flight_max 6$/m);
       const body = { messages: [{ content: { text: 'a slot for me?' } }] };
       const mine = await small.post('/v2/emotions/analysis', body);
       expect(mine.status).toBe(429);
@@ -210,7 +216,7 @@ describe('hostile input', () => {
       expect(remaining).toBeGreaterThanOrEqual(0);
       expect(mine.headers.get('ratelimit-reset')).toMatch(/^\d+$/);
       // Counted as shed load, apart from a spent quota's 429s; the gauges show the six held (and the scrape).
-      const held = await (await small.get('/metrics', { 'x-api-key': OTHER_KEY })).text();
+      const held = await gauges();
       expect(held).toMatch(/^sentio_http_requests_shed_total\{limit="key_in_flight"\} 1$/m);
       expect(held).toMatch(/^sentio_http_requests_in_flight 7$/m);
       expect(held).toMatch(/^sentio_http_key_requests_in_flight_max 6$/m);
@@ -219,9 +225,9 @@ describe('hostile input', () => {
       });
       expect(theirs.status).toBe(200);
       for (const sock of socks) sock.destroy(); // their slots come back
-      await new Promise((r) => setTimeout(r, 100));
+      await until(/^sentio_http_key_requests_in_flight_max 0$/m);
       expect((await small.post('/v2/emotions/analysis', body)).status).toBe(200);
-      const freed = await (await small.get('/metrics', { 'x-api-key': OTHER_KEY })).text();
+      const freed = await gauges();
       expect(freed).toMatch(/^sentio_http_requests_in_flight 1$/m);
       expect(freed).toMatch(/^sentio_http_key_requests_in_flight_max 0$/m);
     } finally {
@@ -231,20 +237,27 @@ describe('hostile input', () => {
   });
 
   it('a client that leaves during analysis is logged as 499, not as an error', async () => {
-    const body = JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => ({ content: { text: `${i} a long enough text to keep the engine busy for a while, honestly` } })) });
-    const full = post('/v2/emotions/batch-analysis', body, { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
-    await new Promise<void>((resolve) => {
-      const sock = net.connect(s.sentio.port, '127.0.0.1', () => {
-        sock.write(full);
-        setTimeout(() => { sock.destroy(); resolve(); }, 30);
-      });
-    });
-    await new Promise((r) => setTimeout(r, 500));
-    s.sentio.logger.flush();
-    await new Promise((r) => setTimeout(r, 100));
-    const lines = s.logs.map((l) => JSON.parse(l) as { level: number; status?: number; route?: string });
-    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
-    expect(lines.some((l) => l.route === '/v2/emotions/batch-analysis' && l.status === 499)).toBe(true);
+    // Its own engine, watched: the client leaves once the engine holds its texts (a fixed 30 ms was before
+    // the batch arrived on a slow host, and after it was answered on a fast one).
+    const engine = await testEngine();
+    const t = await startTestServer({}, { engine });
+    try {
+      const body = JSON.stringify({ messages: Array.from({ length: 1000 }, (_, i) => ({ content: { text: `${i} a long enough text to keep the engine busy for a while, honestly` } })) });
+      const full = post('/v2/emotions/batch-analysis', body, { 'x-api-key': TEST_KEY, 'content-type': 'application/json' });
+      const sock = net.connect(t.sentio.port, '127.0.0.1', () => sock.write(full));
+      sock.on('error', () => undefined);
+      const busy = () => { const st = engine.stats!(); return st.queuedTexts + st.inFlightBatches > 0; };
+      for (const until = Date.now() + 10_000; !busy() && Date.now() < until;) await new Promise((r) => setTimeout(r, 1));
+      expect(busy()).toBe(true);
+      sock.destroy();
+      type Line = { level: number; status?: number; route?: string };
+      const lines = () => t.logs.map((l) => JSON.parse(l) as Line);
+      for (const until = Date.now() + 10_000; !lines().some((l) => l.route === '/v2/emotions/batch-analysis') && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(lines().filter((l) => l.level >= 50)).toEqual([]);
+      expect(lines().filter((l) => l.route === '/v2/emotions/batch-analysis').map((l) => l.status)).toEqual([499]);
+    } finally {
+      await t.close();
+    }
   });
 
   it('fuzz: 5,000 generated malformed requests, then the server still serves and no context changed', async () => {
