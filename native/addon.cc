@@ -1,4 +1,4 @@
-// Sentio's native engine: the JS surface. Five functions, no business logic (labels, activations,
+// Sentio's native engine: the JS surface. Six functions, no business logic (labels, activations,
 // HTTP and EQ rules all live in TypeScript):
 //   load(options)          -> Promise<handle>   tokenizer tables + model; loads and warms up off-thread
 //   run(handle, batch)     -> Promise<{outputs: {name: Float32Array}, tokenCounts: Int32Array}>
@@ -6,6 +6,7 @@
 //   tokenize(handle, texts) -> Promise<{ids: Int32Array, lengths: Int32Array}>
 //   info(handle)           -> {provider, fallbackReason, ortVersion, outputs, maxLength, vocabSize, ...}
 //   dispose(handle)        -> Promise<void>   rejects queued work, stops a running batch, frees the session
+//   stopAll()              -> void            stops and joins every engine's threads (the process's exit)
 // src/engine/binding.ts is the only importer and declares these types.
 #include <napi.h>
 
@@ -258,6 +259,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("wakeSteering", worker->steering_active());
   out.Set("steeredWakeups", Napi::Number::New(env, static_cast<double>(worker->steered_wakeups())));
   out.Set("runs", Napi::Number::New(env, static_cast<double>(worker->runs())));
+  out.Set("jobsTaken", Napi::Number::New(env, static_cast<double>(worker->jobs_taken())));
   out.Set("disposed", worker->stopping());
   return out;
 }
@@ -287,6 +289,8 @@ Napi::Value Guarded(const Napi::CallbackInfo& info) {
     throw MakeError(info.Env(), code::kInternal, "out of memory");
   } catch (const std::exception& e) {
     throw MakeError(info.Env(), code::kInternal, e.what());
+  } catch (...) {
+    throw MakeError(info.Env(), code::kInternal, "unknown native exception");
   }
 }
 
@@ -305,8 +309,11 @@ Napi::Object InitExports(Napi::Env env, Napi::Object exports) {
 Napi::Value WrapHandle(Napi::Env env, std::shared_ptr<Worker> worker) {
   auto external = Napi::External<HandleBox>::New(env, new HandleBox{std::move(worker)}, [](Napi::Env, HandleBox* box) {
     // The handle was garbage-collected without dispose(): stop the thread; the completion's
-    // finalizer joins it and frees the session.
-    box->worker->Stop();
+    // finalizer joins it and frees the session. Nothing may escape a finalizer (std::terminate).
+    try {
+      box->worker->Stop();
+    } catch (...) {
+    }
     delete box;
   });
   external.TypeTag(&kHandleTag);

@@ -108,7 +108,8 @@ Ort::SessionOptions Session::BaseOptions() const {
   options.SetIntraOpNumThreads(config_.intra_op_threads);
   options.SetInterOpNumThreads(config_.inter_op_threads);
   options.SetGraphOptimizationLevel(ParseOptimization(config_.graph_optimization));
-  options.SetExecutionMode(ORT_SEQUENTIAL);
+  // ONNX Runtime reads the inter-op pool only in parallel mode: 1 (the default) keeps the graph sequential.
+  options.SetExecutionMode(config_.inter_op_threads == 1 ? ORT_SEQUENTIAL : ORT_PARALLEL);
   const char* spin = config_.allow_spinning ? "1" : "0";
   options.AddConfigEntry("session.intra_op.allow_spinning", spin);
   options.AddConfigEntry("session.inter_op.allow_spinning", spin);

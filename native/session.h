@@ -1,7 +1,7 @@
 // One ONNX Runtime session for the emotion model: execution-provider choice (CUDA with CPU
-// fallback), thread and optimisation settings, and a Run over padded int64 input tensors. The
-// session is created and used on the addon's worker thread; only Terminate() is called from
-// elsewhere.
+// fallback), thread and optimisation settings, and a Run over padded int64 input tensors. On CPU the
+// engine threads share one session and call Run concurrently (ONNX Runtime allows it); on CUDA each
+// thread has a session of its own (worker.h, Lane).
 #pragma once
 
 #include <onnxruntime_cxx_api.h>

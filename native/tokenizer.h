@@ -12,7 +12,7 @@
 
 namespace sentio {
 
-// The tables as the TypeScript loader (src/engine/tokenizer-tables.ts) flattens them.
+// The tables as the TypeScript loader (tokenizerTables() in src/engine/model-files.ts) flattens them.
 struct TokenizerTables {
   std::vector<std::u32string> vocab;  // id = index
   std::vector<uint32_t> char_map;     // repeated [code point, n, r1 .. rn]

@@ -163,7 +163,11 @@ void Worker::StopAndJoin() {
 }
 
 void Worker::Finalize(Napi::Env env, std::shared_ptr<Worker>* self, Worker* worker) {
-  worker->StopAndJoin();
+  try {
+    worker->StopAndJoin();
+  } catch (...) {
+    // nothing may escape a finalizer (std::terminate); the threads are being torn down with the environment
+  }
   worker->finalized_ = true;
   for (auto& waiter : worker->dispose_waiters_) {
     try {
@@ -252,6 +256,7 @@ void Worker::Serve(int32_t index) {
       } else {
         job = std::move(queue_.front());
         queue_.pop_front();
+        ++jobs_taken_;
       }
     }
     if (steered) steering_.Restore();  // running now, off the JS thread's CPU: free to use them all again

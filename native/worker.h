@@ -116,6 +116,11 @@ class Worker : public std::enable_shared_from_this<Worker> {
   }
   // ONNX Runtime runs made so far for jobs, the warm-up at load aside (how Plan cut them: tests, metrics).
   uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
+  // Jobs an engine thread has taken from the queue so far (what a test waits for before it races a job).
+  uint64_t jobs_taken() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return jobs_taken_;
+  }
 
   explicit Worker(WorkerConfig config);  // use Start()
   ~Worker();
@@ -162,6 +167,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   static constexpr std::chrono::milliseconds kSteerAfterIdle{5};
   uint64_t steered_wakeups_ = 0;
   std::atomic<uint64_t> runs_{0};
+  uint64_t jobs_taken_ = 0;  // guarded by mutex_
   const WakeSteering steering_;
   bool stopping_ = false;
   // One ONNX Runtime session, and on CUDA the turn its runs take (RunTask).

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { ModelLoadError, fromNativeError } from './errors.js';
 import { repoPathCandidates } from '../repo-paths.js';
 
-/** Tokenizer tables as the addon takes them (see tokenizer-tables.ts for how tokenizer.json maps here). */
+/** Tokenizer tables as the addon takes them (tokenizerTables() in model-files.ts maps tokenizer.json here). */
 export interface NativeTokenizerTables {
   vocab: readonly string[];
   /** Repeated [code point, n, r1 .. rn]. */
@@ -104,6 +104,8 @@ export interface NativeInfo {
   steeredWakeups: number;
   /** ONNX Runtime runs made so far for jobs (not the warm-up at load): how the addon cut the jobs into runs. */
   runs: number;
+  /** Jobs an engine thread has taken from the queue so far. */
+  jobsTaken: number;
   disposed: boolean;
 }
 

@@ -15,19 +15,19 @@ export interface EngineLogger {
 }
 
 export interface EngineOptions {
-  /** Folder with model.onnx, tokenizer.json and manifest.json. Default models/emotion (from the working directory). */
+  /** Folder with model.onnx, tokenizer.json and manifest.json. Default: the checkout's models/emotion (repo-paths.ts). */
   modelDir?: string;
   /** auto: CUDA when usable, else CPU with one warning. cuda: fail at load without CUDA. Default auto. */
   executionProvider?: ExecutionProvider;
   cudaDeviceId?: number;
   /**
-   * Engine threads, each running its own batch on the shared session. 0 = auto: one per CPU up to 4
+   * Engine threads, each running its own batch (on CPU on one shared session, on CUDA each on its own). 0 = auto: one per CPU up to 4
    * (docs/engine.md: on small CPUs, parallel batches beat parallel operators). Default 0.
    */
   inferenceThreads?: number;
   /** ONNX Runtime threads inside one run. 0 = auto: the CPUs divided among the engine threads. Default 0. */
   intraOpThreads?: number;
-  /** Threads across independent operators (the graph runs sequentially). Default 1. */
+  /** Threads running independent operators of one run; 1 runs the graph sequentially, others in parallel mode. Default 1. */
   interOpThreads?: number;
   graphOptimization?: GraphOptimization;
   /**

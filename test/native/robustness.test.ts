@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -193,7 +193,8 @@ describe('lifecycle', () => {
     const order = (maxRunTokens: number) => onOneThread(maxRunTokens, async (h) => {
       const answered: string[] = [];
       const bulk = native.run(h, job).then(() => answered.push('bulk'));
-      await new Promise((r) => setTimeout(r, 30)); // the engine thread has taken the job (the run takes far longer)
+      // The engine thread has taken the job (its one run takes far longer than this wait)
+      for (const until = Date.now() + 10_000; native.info(h).jobsTaken === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 1));
       const urgent = native.run(h, ['I am so happy today'], true).then(() => answered.push('priority'));
       await Promise.all([bulk, urgent]);
       return answered;
@@ -265,6 +266,31 @@ describe('lifecycle', () => {
   it('rejects a foreign value as a handle', async () => {
     await expect(native.run({} as NativeHandle, ['x'])).rejects.toBeInstanceOf(EngineInputError);
     await expect(native.load({} as never)).rejects.toBeInstanceOf(EngineInputError);
+  });
+});
+
+describe('options', () => {
+  // The option was passed on with the sequential mode, which ignores it: a setting that did nothing.
+  it('interOpThreads other than 1 runs the graph in parallel mode (a pool of its own), with the same scores', async () => {
+    const tasks = () => readdirSync('/proc/self/task').length;
+    const job = texts.slice(0, 64);
+    const load = async (interOpThreads: number) => {
+      const before = tasks();
+      const h = await loadNative({ threads: 1, intraOpThreads: 1, interOpThreads });
+      try {
+        return { threads: tasks() - before, outputs: (await native.run(h, job)).outputs };
+      } finally {
+        await native.dispose(h);
+      }
+    };
+    const sequential = await load(1);
+    const parallel = await load(3);
+    expect(parallel.threads).toBe(sequential.threads + 2); // ONNX Runtime's pool: the caller plus two
+    expect(Object.keys(parallel.outputs)).toEqual(Object.keys(sequential.outputs));
+    for (const [name, out] of Object.entries(sequential.outputs)) {
+      const other = parallel.outputs[name]!;
+      expect(Math.max(...out.map((v, i) => Math.abs(v - other[i]!))), name).toBeLessThan(1e-6);
+    }
   });
 });
 
