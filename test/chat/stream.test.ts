@@ -314,23 +314,33 @@ describe('streaming failures', () => {
 describe('shutdown during a stream', () => {
   it('a stream still open when the grace period ends gets an error event and [DONE], logged 503', async () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
-    llm.enqueue({ kind: 'reply', content: 'one two three four five six seven eight nine ten', tokenMs: 100 });
-    const res = await fetch(`${other.base}${V2}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
-    });
-    const text = res.text();
-    await new Promise((r) => setTimeout(r, 250)); // a few words in
-    await other.sentio.close(200);
-    const events = (await text).split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
-    expect(events.at(-1)).toBe('[DONE]');
-    const err = JSON.parse(events.at(-2)!) as Record<string, any>;
-    expect(err.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
-    expect(err.request_id).toBe(res.headers.get('x-request-id'));
-    expect(events.filter((e) => e.includes('"delta"')).length).toBeGreaterThan(1);
-    // Logged by the time close() returns (main.ts exits right after it; the line used to come later).
-    other.sentio.logger.flush();
-    const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
-    expect(line?.status).toBe(503);
+    try {
+      llm.enqueue({ kind: 'reply', content: 'one two three four five six seven eight nine ten', tokenMs: 100 });
+      const res = await fetch(`${other.base}${V2}`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
+      });
+      let text = '';
+      const reading = (async () => {
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body!) text += decoder.decode(chunk, { stream: true });
+      })();
+      // A few words in (counted, not timed: 250 ms could be before the first on a slow host)
+      for (const until = Date.now() + 10_000; (text.match(/"delta"/g) ?? []).length < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await other.sentio.close(200);
+      await reading;
+      const events = text.split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+      expect(events.at(-1)).toBe('[DONE]');
+      const err = JSON.parse(events.at(-2)!) as Record<string, any>;
+      expect(err.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
+      expect(err.request_id).toBe(res.headers.get('x-request-id'));
+      expect(events.filter((e) => e.includes('"delta"')).length).toBeGreaterThan(1);
+      // Logged by the time close() returns (main.ts exits right after it; the line used to come later).
+      other.sentio.logger.flush();
+      const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
+      expect(line?.status).toBe(503);
+    } finally {
+      await other.close();
+    }
   });
 
   it('a stream that starts while the server drains says Connection: close, and the client leaves the connection after it', async () => {
@@ -362,6 +372,7 @@ describe('shutdown during a stream', () => {
       await closing;
     } finally {
       agent.destroy();
+      await other.close();
     }
   });
 
@@ -382,19 +393,25 @@ describe('shutdown during a stream', () => {
   // It used to get a connection reset, logged 499 as if the client had left.
   it('a request still waiting for the LLM when the grace period ends gets a 503, logged 503', async () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
-    llm.enqueue({ kind: 'reply', ttftMs: 3_000 });
-    const res = fetch(`${other.base}${V2}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')], { stream: false })),
-    });
-    await new Promise((r) => setTimeout(r, 250));
-    await other.sentio.close(200);
-    const r = await res;
-    expect(r.status).toBe(503);
-    expect(r.headers.get('retry-after')).toBe('1');
-    expect((await r.json()).error).toMatchObject({ code: 'service_unavailable' });
-    other.sentio.logger.flush();
-    const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
-    expect(line?.status).toBe(503);
+    try {
+      llm.enqueue({ kind: 'reply', ttftMs: 3_000 });
+      const seen = llm.received.length;
+      const res = fetch(`${other.base}${V2}`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')], { stream: false })),
+      });
+      for (const until = Date.now() + 10_000; llm.received.length === seen && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received.length).toBe(seen + 1); // waiting for the LLM now
+      await other.sentio.close(200);
+      const r = await res;
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect((await r.json()).error).toMatchObject({ code: 'service_unavailable' });
+      other.sentio.logger.flush();
+      const line = other.logs.map((l) => JSON.parse(l) as { route?: string; status?: number }).find((l) => l.route === V2);
+      expect(line?.status).toBe(503);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -98,11 +98,16 @@ describe('graceful shutdown', () => {
         body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
       });
       const env = { SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' };
+      // The signal goes once the request is upstream: sent before the server took it, it met a closed port.
+      const upstream = async (n: number) => {
+        for (const until = Date.now() + 10_000; llm.received.length < n && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+        expect(llm.received).toHaveLength(n);
+      };
       // A request the upstream never answers, cut when the 400 ms grace period ends: 503, exit 0.
       let p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '400' });
       llm.enqueue({ kind: 'hang' });
       const pending = chat(p.base);
-      await new Promise((r) => setTimeout(r, 300));
+      await upstream(1);
       let t0 = performance.now();
       p.child.kill('SIGTERM');
       expect((await pending).status).toBe(503);
@@ -110,14 +115,15 @@ describe('graceful shutdown', () => {
       expect(performance.now() - t0).toBeLessThan(3_000);
       // The same with a long grace period, and a second SIGTERM: no waiting, exit 1, said in the log, the
       // request answered 503. With HTTP workers too (exiting with a worker's uWS handles open aborted it).
-      for (const workers of ['1', '2']) {
+      for (const [i, workers] of ['1', '2'].entries()) {
         p = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '60000', SENTIO_HTTP_WORKERS: workers });
         llm.enqueue({ kind: 'hang' });
         const cut = chat(p.base).then((r) => r.status, () => 'reset');
-        await new Promise((r) => setTimeout(r, 300));
+        await upstream(2 + i);
         t0 = performance.now();
         p.child.kill('SIGTERM');
-        await new Promise((r) => setTimeout(r, 200));
+        const draining = p.output;
+        for (const until = Date.now() + 10_000; !draining.some((l) => l.includes('shutting down: draining')) && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
         p.child.kill('SIGTERM');
         expect(await p.exited, `workers ${workers}`).toBe(1);
         expect(performance.now() - t0).toBeLessThan(3_000);
@@ -142,7 +148,8 @@ describe('graceful shutdown', () => {
       const a = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '300' });
       llm.enqueue({ kind: 'hang' });
       const pending = chat(a.base);
-      await new Promise((r) => setTimeout(r, 300));
+      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received).toHaveLength(1);
       a.child.kill('SIGTERM');
       expect((await pending).status).toBe(503);
       expect(await a.exited).toBe(0);
