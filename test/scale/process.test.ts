@@ -183,6 +183,7 @@ describe('server process', () => {
     const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
     const p = await startServerProcess({
       SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_REDIS_URL: redis.url, SENTIO_REDIS_PREFIX: `respawn${Date.now()}:`,
+      SENTIO_TEST_CRASH_ON: 'SIGUSR2',
     }, { nodeArgs: ['--import', preload] });
     const until = async (what: (l: string) => boolean, ms: number) => {
       const deadline = Date.now() + ms;
@@ -190,7 +191,8 @@ describe('server process', () => {
       return p.output.some(what);
     };
     try {
-      await redis.kill(); // worker 0 fails 1.5 s after it starts; its replacement cannot reach Redis
+      await redis.kill();
+      p.child.kill('SIGUSR2'); // worker 0 fails now; its replacement cannot reach Redis
       expect(await until((l) => l.includes('HTTP worker restart failed'), 15_000)).toBe(true);
       await redis.restart();
       const servedBy0 = (l: string) => l.includes('"msg":"request"') && l.includes('"worker":0');
@@ -212,17 +214,21 @@ describe('server process', () => {
   // uWS binds with SO_REUSEPORT: a second instance on a port in use started and took half its connections,
   // answering them with its own keys and memory.
   it('a second server on a port in use refuses to start, with workers or without, and the first serves on', async () => {
-    const port = await freePort();
-    const first = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_PORT: String(port) });
+    const first = await startServerProcess({ SENTIO_API_KEYS: KEY }); // its own free port: no race for one
+    const port = first.port;
     try {
       for (const workers of ['1', '2']) {
         const child = spawn(process.execPath, ['dist/src/main.js'], {
           env: { PATH: process.env['PATH'] ?? '', SENTIO_API_KEYS: 'other_key_0123456789', SENTIO_PORT: String(port), SENTIO_HTTP_WORKERS: workers, SENTIO_EXECUTION_PROVIDER: 'cpu' },
           stdio: ['ignore', 'ignore', 'pipe'],
         });
+        // Should it start after all (the bug), it must not outlive the test.
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
         let stderr = '';
         child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-        expect(await new Promise<number | null>((resolve) => child.on('close', resolve)), workers).toBe(1);
+        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+        clearTimeout(timer);
+        expect(code, workers).toBe(1);
         expect(stderr).toContain(`sentio: 127.0.0.1:${port} is already in use`);
       }
       for (let i = 0; i < 10; i++) {
