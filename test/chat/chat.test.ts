@@ -673,15 +673,26 @@ describe('upstream failures', () => {
   });
 
   it('upstream latency and failures reach /metrics', async () => {
+    // Its own traffic: one success, one 429 and one timeout (the counts it reads do not rest on other tests).
+    const count = (text: string, series: RegExp) => Number(series.exec(text)?.[1] ?? 0);
+    const ok = /^sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false",outcome="ok"\} (\d+)$/m;
+    const limited = /^sentio_llm_errors_total\{kind="upstream_rate_limited"\} (\d+)$/m;
+    const timedOut = /^sentio_llm_errors_total\{kind="upstream_timeout"\} (\d+)$/m;
+    const before = await (await s.get('/metrics')).text();
+    expect((await s.post(V2, v2([user('hi')]))).status).toBe(200);
+    llm.enqueue({ kind: 'status', status: 429 });
+    expect((await s.post(V2, v2([user('hi')]))).status).toBe(429);
+    llm.enqueue({ kind: 'hang' });
+    expect((await s.post(V2, v2([user('hi')]))).status).toBe(504);
     const text = await (await s.get('/metrics')).text();
-    expect(text).toMatch(/sentio_llm_request_duration_seconds_count\{model="llm-k2-thinking-turbo",stream="false",outcome="ok"\} [1-9]/);
+    expect(count(text, ok) - count(before, ok)).toBe(1);
+    expect(count(text, limited) - count(before, limited)).toBe(1);
+    expect(count(text, timedOut) - count(before, timedOut)).toBe(1);
     // The failed calls' time too, apart: an upstream that times out must not look fast.
     const failed = [...text.matchAll(/^sentio_llm_errors_total\{kind="[a-z_]+"\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
     expect(failed).toBeGreaterThan(0);
     const observed = [...text.matchAll(/^sentio_llm_request_duration_seconds_count\{[^}]*outcome="error"[^}]*\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
     expect(observed).toBe(failed);
-    expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_rate_limited"\} [1-9]/);
-    expect(text).toMatch(/sentio_llm_errors_total\{kind="upstream_timeout"\} [1-9]/);
   });
 
   // With guidance off, a user analysis refused by a full engine queue aborts the upstream call, and that was

@@ -123,11 +123,20 @@ describe('hashed key file and the keys CLI', () => {
       while (Date.now() < deadline && (code = await status(s, live.key)) !== want) await new Promise((r) => setTimeout(r, 50));
       return code;
     };
+    // Waits for the server's word that it saw each move (its poll runs every 250 ms), not a fixed time.
+    const logged = async (msg: string, after: number) => {
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 25))) {
+        if (s.logs.slice(after).some((l) => l.includes(`"msg":"${msg}"`))) return true;
+      }
+      return false;
+    };
+    let mark = s.logs.length;
     renameSync(file, `${file}.away`);
-    await new Promise((r) => setTimeout(r, 600));
+    expect(await logged('API key file unreadable; keeping the previous keys', mark)).toBe(true);
     expect(await status(s, live.key)).toBe(200);
+    mark = s.logs.length;
     renameSync(`${file}.away`, file);
-    await new Promise((r) => setTimeout(r, 600));
+    expect(await logged('API keys loaded', mark)).toBe(true);
     expect(await status(s, live.key)).toBe(200);
     cli('revoke', live.id);
     expect(await until(401)).toBe(401);
@@ -135,7 +144,11 @@ describe('hashed key file and the keys CLI', () => {
 
   it('SIGHUP reloads the file too', async () => {
     const k = cli('create', '--name', 'hup')[0] as { key: string };
+    const loads = () => s.logs.filter((l) => l.includes('"msg":"API keys loaded"')).length;
+    const seen = loads();
+    // Emitted in the same turn as the write: the file poll cannot have run in between, so this load is the signal's.
     process.emit('SIGHUP', 'SIGHUP');
+    expect(loads()).toBe(seen + 1);
     expect(await status(s, k.key)).toBe(200);
   });
 });

@@ -6,11 +6,16 @@ import { post, rawRequest } from '../helpers/raw-http.js';
 import { testEngine } from '../helpers/engine.js';
 
 let s: TestServer;
-beforeAll(async () => { s = await startTestServer({ SENTIO_REQUEST_TIMEOUT_MS: '500', SENTIO_RATE_LIMIT_RPM: '1000000' }); });
-afterAll(async () => { await s.close(); });
-
 const VICTIM = 'fuzz-victim';
 const auth = { 'x-api-key': TEST_KEY, 'content-type': 'application/json' };
+
+// The context every attack must leave as it is, written here so that each test can run alone.
+beforeAll(async () => {
+  s = await startTestServer({ SENTIO_REQUEST_TIMEOUT_MS: '500', SENTIO_RATE_LIMIT_RPM: '1000000' });
+  const r = await s.post(`/v2/emotions/${VICTIM}/analysis`, { messages: [{ externalId: 'v', content: { text: 'the one real message' } }] });
+  if (r.status !== 200) throw new Error(`the victim context was not written: ${r.status}`);
+});
+afterAll(async () => { await s.close(); });
 
 async function victimState(): Promise<string> {
   return JSON.stringify(await (await s.get(`/v2/emotions/${VICTIM}`)).json());
@@ -18,7 +23,6 @@ async function victimState(): Promise<string> {
 
 describe('hostile input', () => {
   it('specific attacks get the decided error and change nothing', async () => {
-    await s.post(`/v2/emotions/${VICTIM}/analysis`, { messages: [{ externalId: 'v', content: { text: 'the one real message' } }] });
     const before = await victimState();
     const p = `/v2/emotions/${VICTIM}/analysis`;
     const cases: Array<[string, number, string]> = [
