@@ -34,6 +34,14 @@ async function server(env: Record<string, string> = {}): Promise<TestServer> {
   return s;
 }
 
+/** Polls `done` until it holds, failing after 10 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await done());) {
+    expect(Date.now(), 'waited 10 s').toBeLessThan(deadline);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 const analyse = (s: TestServer, ctx: string | undefined, texts: string[], headers: Record<string, string> = {}) =>
   s.post(ctx ? `/v2/emotions/${ctx}/analysis` : '/v2/emotions/analysis', { messages: texts.map((text) => ({ content: { text } })) }, headers);
 
@@ -122,7 +130,8 @@ describe('Redis failures', () => {
       redis.resume();
     }
     expect(first.status).toBe(503);
-    await new Promise((r) => setTimeout(r, 300));
+    // The release sent after the timed-out claim lands once Redis answers again.
+    await until(async () => (await admin.keys(`${s.config.redisPrefix}idem:*`)).length === 0);
     expect((await analyse(s, 'idem-stall', ['once'], { 'idempotency-key': 'stalled-claim' })).status).toBe(200);
   });
 
@@ -135,15 +144,19 @@ describe('Redis failures', () => {
     const texts = Array.from({ length: 8_000 }, (_, i) => `message ${i}: a long day, tired but hopeful about tomorrow`);
     const headers = { 'idempotency-key': 'late-append' };
     const first = analyse(s, 'late', texts, headers);
-    // Once the key is claimed, the analysis of 8,000 texts runs for hundreds of milliseconds; the context's
-    // read (a script, which CLIENT PAUSE WRITE would hold too) goes out at its start, the append at its end.
-    while ((await admin.keys(`${prefix}idem:*`)).length === 0) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 150));
+    // Once the key is claimed, the analysis of 8,000 texts runs for a while; the context's read (a script,
+    // which CLIENT PAUSE WRITE would hold too) goes out at its start, beside the scoring, the append at its
+    // end. Writes pause while the engine scores (a fixed 150 ms was after the end on a fast host).
+    await until(async () => (await admin.keys(`${prefix}idem:*`)).length > 0);
+    const scoring = () => { const st = engine.stats!(); return st.queuedTexts + st.inFlightBatches > 0; };
+    await until(async () => scoring());
+    await new Promise((r) => setTimeout(r, 20)); // the read's one round trip on loopback
+    expect(scoring()).toBe(true);
     await admin.call('CLIENT', 'PAUSE', '2500', 'WRITE');
     const meta = contextKeys(prefix, 'late').meta;
     expect((await first).status).toBe(503);
-    while (await admin.hget(meta, 'total') === null) await new Promise((r) => setTimeout(r, 50)); // the pause ends
-    await new Promise((r) => setTimeout(r, 100)); // and the release queued behind the append is applied
+    // The pause ends: Redis applies the append, then the release queued behind it.
+    await until(async () => (await admin.keys(`${prefix}idem:*`)).length === 0);
     expect(await admin.hget(meta, 'total')).toBe('8000');
     const retry = await analyse(s, 'late', texts, headers);
     expect(retry.status).toBe(200);

@@ -181,23 +181,24 @@ describe('RedisContextStore', () => {
 
   it('keeps the newest messages and expires by Redis TTL, sliding on writes', async () => {
     const conn = await connection();
-    const store = new RedisContextStore(conn, { ttlSeconds: 1, maxMessagesPerContext: 3 });
+    const store = new RedisContextStore(conn, { ttlSeconds: 3, maxMessagesPerContext: 3 });
     for (let i = 0; i < 5; i++) await store.append('trim', [message(`t${i}`)]);
     const r = await store.get('trim');
     expect(ids(r)).toEqual(['t2', 't3', 't4']);
     expect(r?.total).toBe(5);
     const ttl = await conn.client.pttl('unit:ctx:{trim}:m');
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(1000);
+    expect(ttl).toBeLessThanOrEqual(3000);
     // A write past half the TTL restarts it on both keys: just after the first write's TTL would have
-    // run out (1,200 ms after it, 500 ms after the second) the context is still there, whole.
-    await new Promise((res) => setTimeout(res, 700));
+    // run out (3,500 ms after it, 1,500 ms after the second) the context is still there, whole. (At a TTL
+    // of 1 s a sleep stretched by 300 ms on a busy host would have let the first run out.)
+    await new Promise((res) => setTimeout(res, 2_000));
     await store.append('trim', [message('t5')]);
-    await new Promise((res) => setTimeout(res, 500));
+    await new Promise((res) => setTimeout(res, 1_500));
     expect(ids(await store.get('trim'))).toEqual(['t3', 't4', 't5']);
     expect(await conn.client.exists('unit:ctx:{trim}', 'unit:ctx:{trim}:m')).toBe(2);
     // Reads do not extend it: gone a TTL after the last write.
-    await new Promise((res) => setTimeout(res, 600));
+    await new Promise((res) => setTimeout(res, 1_700));
     expect(await store.get('trim')).toBeUndefined();
     expect(await conn.client.exists('unit:ctx:{trim}', 'unit:ctx:{trim}:m')).toBe(0);
   });
