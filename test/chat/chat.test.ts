@@ -776,10 +776,8 @@ describe('upstream failures', () => {
   });
 
   it('an unreachable upstream → 502; no upstream configured → 503 llm_not_configured', async () => {
-    const dead = await FakeLlm.start();
-    const url = dead.url;
-    await dead.close();
-    const s2 = await startTestServer({ SENTIO_LLM_BASE_URL: url });
+    // Port 1 (tcpmux) is not served on loopback: a closed fake's port could be taken again meanwhile.
+    const s2 = await startTestServer({ SENTIO_LLM_BASE_URL: 'http://127.0.0.1:1/v1' });
     try {
       const r = await s2.post(V2, v2([user('hi')]));
       expect(r.status).toBe(502);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
+import { killOnExit } from './kill-on-exit.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -22,6 +23,7 @@ export async function startServerProcess(
     env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', ...redisTestEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  killOnExit(child); // a test that fails part-way leaves no server running
   opts.onSpawn?.(child);
   const output: string[] = [];
   // 'close', not 'exit': the output is complete only once the pipes have closed.

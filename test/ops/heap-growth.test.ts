@@ -16,12 +16,15 @@ describe('heap growth setting', () => {
 
   it('a server process started with it answers and exits 0; a bad value stops start-up, naming it', async () => {
     const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HEAP_GROWTH_PERCENT: '50' });
-    const r = await fetch(`${p.base}/v2/emotions/analysis`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
-      body: JSON.stringify({ messages: [{ content: { text: 'what a lovely surprise' } }] }),
-    });
-    expect(r.status).toBe(200);
-    p.child.kill('SIGTERM');
+    try {
+      const r = await fetch(`${p.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ messages: [{ content: { text: 'what a lovely surprise' } }] }),
+      });
+      expect(r.status).toBe(200);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
     expect(await p.exited).toBe(0);
     await expect(startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HEAP_GROWTH_PERCENT: '5000' })).rejects.toThrow(/SENTIO_HEAP_GROWTH_PERCENT/);
   }, 60_000);
