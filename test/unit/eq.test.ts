@@ -22,3 +22,21 @@ describe('computeEq complexity', () => {
     expect(computeEq(scores(angry, { anger: 0.24996, annoyance: 0.24996 }), DEFAULT_EQ_PARAMS).complexity).toBe('layered');
   });
 });
+
+describe('computeEq intensity level', () => {
+  // A flat distribution (no peak) and a valence of 0 leave intensity = 0.25 × arousal, so the boundary
+  // is set exactly, whatever the model: the HTTP tests met it only through one model version's scores.
+  const flat = (arousal: number): Scores => ({
+    ...scores(Object.fromEntries(EMOTIONS.map((e) => [e, 1 / 6])), {}),
+    valence: 0.05 / 0.7, // 0.7 × this + 0.3 × (2/6 − 3/6) = 0
+    arousal,
+  });
+  it('reads the level from the intensity as shown: 0.149996 is 0.15, subtle; 0.14994 is minimal', () => {
+    const shown = computeEq(flat(0.599984), DEFAULT_EQ_PARAMS);
+    expect(shown.intensity).toBeCloseTo(0.149996, 9);
+    expect(shown.intensityLevel).toBe('subtle');
+    const under = computeEq(flat(0.59976), DEFAULT_EQ_PARAMS);
+    expect(under.intensity).toBeCloseTo(0.14994, 9);
+    expect(under.intensityLevel).toBe('minimal');
+  });
+});
