@@ -632,6 +632,19 @@ describe('upstream failures', () => {
     expect(e.message).toContain('max_tokens is too large');
   });
 
+  it('every upstream status maps as docs/errors.md says: 408/504 → 504, 413/422 → 400, 403 → 502', async () => {
+    for (const [status, want, code] of [
+      [408, 504, 'upstream_timeout'], [504, 504, 'upstream_timeout'],
+      [413, 400, 'upstream_rejected'], [422, 400, 'upstream_rejected'],
+      [403, 502, 'upstream_error'], [502, 502, 'upstream_error'],
+    ] as const) {
+      llm.enqueue({ kind: 'status', status });
+      const r = await s.post(V2, v2([user('hi')]));
+      expect(r.status, String(status)).toBe(want);
+      expect((await errorOf(r)).code, String(status)).toBe(code);
+    }
+  });
+
   it('a hanging upstream → 504 upstream_timeout after SENTIO_LLM_TIMEOUT_MS, and the upstream request is dropped', async () => {
     llm.enqueue({ kind: 'hang' });
     const t0 = performance.now();

@@ -265,6 +265,34 @@ describe('context analysis, state and lookup (V2)', () => {
     expect(trend.direction).toBe('improving');
   });
 
+  it('assistant and system messages are stored and counted; the baseline and trend follow the user\'s', async () => {
+    const ctx = `roles-${Date.now()}`;
+    const r = await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [
+      { externalId: 'u1', content: { text: 'I feel so sad and alone' } },
+      { role: 'assistant', externalId: 'a1', content: { text: 'That is wonderful news, I am so happy for you!' } },
+      { role: 'system', externalId: 's1', content: { text: 'Be kind.' } },
+      { role: 'user', externalId: 'u2', content: { text: 'everything is terrible and I am miserable' } },
+    ] });
+    expect(r.status).toBe(200);
+    expect(Object.keys((await r.json()).emotions)).toEqual(['user']); // the request's entry, whatever its roles
+    const valence = async (id: string) => (await (await s.get(`/v2/emotions/${ctx}/message/${id}`)).json()).emotions.user.valence as number;
+    const [u1, a1, s1, u2] = [await valence('u1'), await valence('a1'), await valence('s1'), await valence('u2')];
+    const state = await (await s.get(`/v2/emotions/${ctx}`)).json();
+    expect(state.trajectory.baseline.messageCount).toBe(4);
+    expect(state.trajectory.baseline.baselineValence).toBeCloseTo((u1 + u2) / 2, 3);
+    expect(Math.abs((u1 + a1 + s1 + u2) / 4 - (u1 + u2) / 2)).toBeGreaterThan(0.05); // the test can tell them apart
+    expect(state.trajectory.trend.valenceTrend).toBeCloseTo(u2 - u1, 3); // two user messages: their difference
+  });
+
+  it('stateless and batch analysis store nothing (the spec\'s ephemeral data)', async () => {
+    const stored = async () => Number(/^sentio_contexts_stored (\d+)$/m.exec(await (await s.get('/metrics')).text())![1]);
+    const before = await stored();
+    expect((await s.post('/v2/emotions/analysis', { messages: [{ externalId: 'e1', content: { text: 'just passing through' } }] })).status).toBe(200);
+    expect((await s.post('/v2/emotions/batch-analysis', { messages: [{ externalId: 'e2', content: { text: 'and again' } }] })).status).toBe(200);
+    expect((await s.post('/v1/emotions/analyse', { messages: [{ external_id: 'e3', content: { text: 'once more' } }] })).status).toBe(200);
+    expect(await stored()).toBe(before);
+  });
+
   it('a declining conversation is reported as declining', async () => {
     const ctx = `ctx-down-${Date.now()}`;
     let j: { trajectory: { trend: { direction: string } } } | undefined;

@@ -121,6 +121,8 @@ describe('validation (400)', () => {
     await expectError(await s.post(p, { messages: [msg()], '': 1 }), 400, 'invalid_request_error', 'unknown_field', ''); // had no param
     await expectError(await s.post(p, { messages: [{ ...msg(), external_id: 'a' }] }), 400, 'invalid_request_error', 'unknown_field', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 'yesterday' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp');
+    await expectError(await s.post(p, { messages: [{ ...msg(), externalId: '' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].externalId');
+    await expectError(await s.post('/v1/emotions/analyse', { messages: [{ ...msg(), external_id: '' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].external_id');
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: '2026-11-26T10:00' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].timestamp'); // no zone
     await expectError(await s.post(p, { messages: [{ ...msg(), timestamp: 5 }] }), 400, 'invalid_request_error', 'invalid_type', 'messages[0].timestamp');
     // ISO 8601 to the minute is ISO 8601 too (it was refused); seconds and fractions, Z or an offset, as before.

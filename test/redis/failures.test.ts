@@ -229,6 +229,24 @@ describe('Redis failures', () => {
     }
   });
 
+  // The one way to a 500 from outside: a stored record that does not decode (written by something else).
+  it('a record that does not decode answers 500 internal_error with no detail, and logs the error under the same request id', async () => {
+    const s = await server();
+    expect((await analyse(s, 'corrupt', ['a good message'])).status).toBe(200);
+    await admin.rpush(contextKeys(s.config.redisPrefix, 'corrupt').messages, Buffer.from([0xc1]));
+    const r = await s.get('/v2/emotions/corrupt');
+    expect(r.status).toBe(500);
+    const body = await r.json();
+    expect(body).toEqual({ error: { type: 'server_error', code: 'internal_error', message: 'internal server error' }, request_id: r.headers.get('x-request-id') });
+    s.sentio.logger.flush();
+    const logged = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['request_id'] === body.request_id);
+    expect(logged.some((l) => l['level'] === 50 && l['msg'] === 'unhandled error')).toBe(true);
+    expect(logged.some((l) => l['msg'] === 'request' && l['status'] === 500)).toBe(true);
+    // The server serves on, that context included once it is written afresh.
+    await admin.del(contextKeys(s.config.redisPrefix, 'corrupt').messages, contextKeys(s.config.redisPrefix, 'corrupt').meta);
+    expect((await analyse(s, 'corrupt', ['a good message'])).status).toBe(200);
+  });
+
   it('a database the server does not have stops the start, and a password in the query is not logged', async () => {
     await expect(server({ SENTIO_REDIS_URL: `${redis.url}/99` })).rejects.toThrow(/Redis at redis:.*refused the connection's set-up: ERR DB index is out of range/);
     expect(redactRedisUrl('redis://127.0.0.1:6379/0?password=hunter2')).not.toContain('hunter2');
