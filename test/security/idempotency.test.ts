@@ -74,6 +74,22 @@ describe('Idempotency-Key', () => {
     expect(llm.received).toHaveLength(1);
   });
 
+  it('a record lasts SENTIO_CONTEXT_TTL_SECONDS: replayed within it, run afresh after it', async () => {
+    const t = await startTestServer({ SENTIO_CONTEXT_TTL_SECONDS: '2' });
+    try {
+      const key = crypto.randomUUID();
+      const body = { messages: [{ content: { text: 'remember me briefly' } }] };
+      expect((await t.post('/v2/emotions/analysis', body, { 'idempotency-key': key })).headers.get('idempotent-replayed')).toBeNull();
+      expect((await t.post('/v2/emotions/analysis', body, { 'idempotency-key': key })).headers.get('idempotent-replayed')).toBe('true');
+      await new Promise((r) => setTimeout(r, 2_500));
+      const after = await t.post('/v2/emotions/analysis', body, { 'idempotency-key': key });
+      expect(after.status).toBe(200);
+      expect(after.headers.get('idempotent-replayed')).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a failed request is not stored: the same key may be retried', async () => {
     const key = crypto.randomUUID();
     expect((await s.post('/v2/emotions/analysis', { messages: [] }, { 'idempotency-key': key })).status).toBe(400);
