@@ -511,11 +511,16 @@ describe('memory', () => {
 
   it('V1 smoothing blends the reported user emotion towards the context state', async () => {
     const id = `chat-smooth-${Date.now()}`;
-    await s.post(V1, v1([user('I am absolutely furious and disgusted')], { context_id: id, emotion_guidance: false }));
+    const first = (await (await s.post(V1, v1([user('I am absolutely furious and disgusted')], { context_id: id, emotion_guidance: false }))).json()) as Record<string, any>;
     const text = 'What a lovely, happy, wonderful day!';
     const plain = (await (await s.post(V1, v1([user(text)], { emotion_guidance: false }))).json()) as Record<string, any>;
     const smoothed = (await (await s.post(V1, v1([user(text)], { context_id: id, emotion_model_params: { smoothing: 0.9 }, emotion_guidance: false }))).json()) as Record<string, any>;
-    expect(smoothed.emotions.user.raw.joy).not.toBeCloseTo(plain.emotions.user.raw.joy, 3);
+    // (1 − s)·current + s·state, the state being the context's one user message (the reply stored beside it
+    // is not the user's): an asymmetric s, so that swapped weights would show.
+    for (const k of ['anger', 'joy', 'sadness']) {
+      expect(smoothed.emotions.user.raw[k], k).toBeCloseTo(0.1 * plain.emotions.user.raw[k] + 0.9 * first.emotions.user.raw[k], 4);
+    }
+    expect(Math.abs(plain.emotions.user.raw.joy - first.emotions.user.raw.joy)).toBeGreaterThan(0.3);
   });
 
   it('an earlier crisis message in the context keeps crisis_intervention for the next turns', async () => {

@@ -123,7 +123,12 @@ describe('emotion model behaviour', () => {
 
   it('keeps valence and arousal in range and positive texts above negative ones', async () => {
     const out = await model.run(['I am so happy and grateful today!', 'This is the worst day of my life.']);
-    for (const v of out.va) expect(Number.isFinite(v)).toBe(true);
+    // [valence, arousal] per text: valence in [-1, 1], arousal in [0, 1] (the model card's scales)
+    for (let i = 0; i < out.va.length; i += 2) {
+      expect(Math.abs(out.va[i]!)).toBeLessThanOrEqual(1);
+      expect(out.va[i + 1]!).toBeGreaterThanOrEqual(0);
+      expect(out.va[i + 1]!).toBeLessThanOrEqual(1);
+    }
     expect(out.va[0] ?? 0).toBeGreaterThan(out.va[2] ?? 0);
   });
 });

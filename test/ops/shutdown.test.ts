@@ -14,10 +14,11 @@ describe('graceful shutdown', () => {
     const p = await startServerProcess({ SENTIO_API_KEYS: KEY });
     const body = JSON.stringify({ messages: Array.from({ length: 64 }, (_, i) => ({ content: { text: `message ${i}: I feel a mix of hope and worry about tomorrow` } })) });
     let stop = false;
-    const results = { ok: 0, failedInFlight: 0 };
+    const results = { ok: 0, failedInFlight: 0, started: 0 };
     const worker = async () => {
       while (!stop) {
         // Every request issued here was issued before SIGTERM was sent (kill and stop=true run in one tick).
+        results.started++;
         try {
           const r = await fetch(`${p.base}/v2/emotions/batch-analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body });
           if (r.status === 200) results.ok++;
@@ -30,14 +31,17 @@ describe('graceful shutdown', () => {
     };
     const workers = Array.from({ length: 16 }, worker);
     await new Promise((r) => setTimeout(r, 1_500));
-    const inFlightAtStop = results.ok;
+    const inFlightAtStop = results.started - results.ok - results.failedInFlight; // sent and not yet answered
+    const okBefore = results.ok;
     p.child.kill('SIGTERM');
     stop = true;
     await Promise.all(workers);
     const code = await p.exited;
     expect(code).toBe(0);
-    expect(inFlightAtStop).toBeGreaterThan(0);
+    expect(okBefore).toBeGreaterThan(0); // it was serving
+    expect(inFlightAtStop).toBeGreaterThan(0); // and had requests in flight when the signal came
     expect(results.failedInFlight).toBe(0);
+    expect(results.ok).toBe(results.started); // every one of them answered 200
     expect(p.output.some((l) => l.includes('shutting down'))).toBe(true);
     // Log lines still queued for writing at exit are written too: one access line per answered request.
     expect(p.output.filter((l) => l.includes('"msg":"request"')).length).toBe(results.ok);

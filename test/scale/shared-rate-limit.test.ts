@@ -18,9 +18,16 @@ describe('SharedMemoryRateLimitStore', () => {
   });
 
   it('falls back to the given store when the table is full', async () => {
-    const shared = new SharedMemoryRateLimitStore(allocateSharedBuckets(4), new MemoryRateLimitStore());
+    const fallback = new MemoryRateLimitStore();
+    const asked: string[] = [];
+    const counting = { take: (b: string, ...rest: [number, number, number, number]) => { asked.push(b); return fallback.take(b, ...rest); } } as MemoryRateLimitStore;
+    const shared = new SharedMemoryRateLimitStore(allocateSharedBuckets(4), counting);
     for (let i = 0; i < 10; i++) expect((await shared.take(`k${i}`, 1, 1, 1e-9, 1)).allowed).toBe(true);
     expect((await shared.take('k9', 1, 1, 1e-9, 2)).allowed).toBe(false);
+    // The buckets past the table's four went to the fallback (and stayed there), none of the first four did.
+    expect(asked.length).toBeGreaterThanOrEqual(6);
+    expect(asked).toContain('k9');
+    for (const k of ['k0', 'k1', 'k2', 'k3']) expect(asked).not.toContain(k);
   });
 
   it('four threads hammering the same buckets never spend more than the capacity', async () => {
