@@ -5,8 +5,6 @@ import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
-import { MemoryRateLimitStore } from '../../src/guard/rate-limit.js';
-import type { RateLimitStore } from '../../src/guard/rate-limit.js';
 
 let s: TestServer;
 beforeAll(async () => { s = await startTestServer(); });
@@ -267,34 +265,6 @@ describe('payload limits (413)', () => {
     if (r instanceof Response) await expectError(r, 413, 'payload_too_large_error', 'body_too_large');
     else expect(sent).toBeLessThan(offered); // the server closed the connection before taking it all
     expect((await s.post('/v2/emotions/analysis', { messages: [msg()] })).status).toBe(200);
-  });
-
-  // Refused while the admission still waited on its store (a Redis round trip), the body's read rejected
-  // with no handler yet: an unhandled rejection, which ends a Node process.
-  it('a body refused for its size while the admission is still pending is not an unhandled rejection', async () => {
-    const memory = new MemoryRateLimitStore();
-    const slow: RateLimitStore = {
-      take: async (...args) => {
-        await new Promise((r) => setTimeout(r, 300));
-        return memory.take(...args);
-      },
-    };
-    const t = await startTestServer({}, { rateLimits: slow });
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
-      const big = new TextEncoder().encode(' '.repeat(2 * 1024 * 1024));
-      const stream = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(big); c.close(); } });
-      const r = await fetch(`${t.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: stream, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
-      if (r instanceof Response) expect(r.status).toBe(413);
-      await new Promise((res) => setTimeout(res, 100));
-      expect(unhandled).toEqual([]);
-      expect((await t.post('/v2/emotions/analysis', { messages: [msg()] })).status).toBe(200);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-      await t.close();
-    }
   });
 
   it('limits are configurable', async () => {

@@ -247,6 +247,31 @@ describe('Redis failures', () => {
     expect((await analyse(s, 'corrupt', ['a good message'])).status).toBe(200);
   });
 
+  // Refused while the admission still waited on its store (a Redis round trip), the body's read rejected
+  // with no handler yet: an unhandled rejection, which ends a Node process.
+  it('a body refused for its size while the admission still waits on Redis is not an unhandled rejection', async () => {
+    const t = await server();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    redis.pause(); // the admission's rate-limit command waits
+    try {
+      const big = new TextEncoder().encode(' '.repeat(2 * 1024 * 1024));
+      const stream = new ReadableStream<Uint8Array>({ start(c) { c.enqueue(big); c.close(); } });
+      const sent = fetch(`${t.base}/v2/emotions/analysis`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: stream, duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+      await new Promise((res) => setTimeout(res, 300));
+      redis.resume();
+      const r = await sent;
+      if (r instanceof Response) expect(r.status).toBe(413);
+      await new Promise((res) => setTimeout(res, 100));
+      expect(unhandled).toEqual([]);
+      expect((await analyse(t, undefined, ['still here'])).status).toBe(200);
+    } finally {
+      redis.resume();
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('a database the server does not have stops the start, and a password in the query is not logged', async () => {
     await expect(server({ SENTIO_REDIS_URL: `${redis.url}/99` })).rejects.toThrow(/Redis at redis:.*refused the connection's set-up: ERR DB index is out of range/);
     expect(redactRedisUrl('redis://127.0.0.1:6379/0?password=hunter2')).not.toContain('hunter2');
