@@ -42,6 +42,7 @@ describe('crisis model', () => {
     const m = crisisModel();
     const t0 = performance.now();
     m.probability('pills '.repeat(1365));
-    expect(performance.now() - t0).toBeLessThan(50);
+    // A guard against work growing with the repeats without bound (seconds), not a speed claim: about 1 ms here.
+    expect(performance.now() - t0).toBeLessThan(1_000);
   });
 });
