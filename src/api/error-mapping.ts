@@ -1,4 +1,4 @@
-/** Errors from the layers below the API (engine, store) mapped to coded API errors. */
+/** Errors from the layers below the API (engine, core, store) mapped to coded API errors. */
 import { AppError } from '../errors.js';
 
 export function mapLowerError(err: unknown): AppError | undefined {
@@ -8,6 +8,10 @@ export function mapLowerError(err: unknown): AppError | undefined {
       return new AppError('overloaded', 'the analysis queue is full; retry shortly', { headers: { 'retry-after': '1' }, cause: err, shed: 'engine_queue' });
     case 'ENGINE_DISPOSED':
       return new AppError('service_unavailable', 'the engine is shutting down', { headers: { 'retry-after': '1' }, cause: err });
+    case 'CONTEXT_NOT_FOUND':
+      return new AppError('context_not_found', (err as Error).message, { param: 'context_id', cause: err });
+    case 'MESSAGE_NOT_FOUND':
+      return new AppError('message_not_found', (err as Error).message, { param: 'message_id', cause: err });
     case 'STORE_UNAVAILABLE':
       // Idempotency-Key records live in the same store: a stateless request that carries one fails too.
       return new AppError('service_unavailable', 'the shared store (contexts, Idempotency-Key records) is unavailable; stateless and batch analysis without an Idempotency-Key still work', { headers: { 'retry-after': '1' }, cause: err });

@@ -2,9 +2,9 @@
  * The emotion analysis core: scores texts through the engine, derives EQ dimensions, and keeps contexts.
  * Knows nothing of HTTP or wire shapes; api/ turns its results into V1 or V2 responses.
  */
-import { AppError } from '../errors.js';
 import { randomHex } from '../random-id.js';
 import type { CancelSignal } from '../engine/cancel.js';
+import { EngineAbortedError } from '../engine/errors.js';
 import { EMOTIONS, SUB_EMOTIONS, combineScores } from './emotions.js';
 import type { ModelOutputs, ScoreMapper, Scores } from './emotions.js';
 import { computeEq } from './eq.js';
@@ -119,7 +119,7 @@ export class EmotionService {
         sum += eq.discoveryScore;
         return toStored(m, scores[i]!, eq, now);
       });
-      if (signal?.aborted) throw new AppError('internal_error', 'request aborted'); // nothing stored for a gone client
+      if (signal?.aborted) throw new EngineAbortedError('request aborted'); // nothing stored for a gone client
       const appending = this.store.append(contextId, stored, once);
       appending.catch(noop); // awaited below, once the turn has passed to the next request
       return { scores, before, prior, priorSum, appending };
@@ -178,7 +178,7 @@ export class EmotionService {
     const record = await this.store.get(contextId);
     if (!record) throw contextNotFound(contextId);
     const m = findMessage(record, messageId);
-    if (!m) throw new AppError('message_not_found', `no message "${messageId}" in context "${contextId}"`, { param: 'message_id' });
+    if (!m) throw new MessageNotFoundError(`no message "${messageId}" in context "${contextId}"`);
     return { text: m.text, scores: scoresOf(m), eq: m.eq };
   }
 
@@ -195,8 +195,20 @@ export class EmotionService {
   }
 }
 
-export function contextNotFound(contextId: string): AppError {
-  return new AppError('context_not_found', `context "${contextId}" does not exist or has expired`, { param: 'context_id' });
+function contextNotFound(contextId: string): ContextNotFoundError {
+  return new ContextNotFoundError(`context "${contextId}" does not exist or has expired`);
+}
+
+/** A context id with no stored context (never written, or expired); the API answers 404 context_not_found. */
+export class ContextNotFoundError extends Error {
+  override readonly name = 'ContextNotFoundError';
+  readonly code = 'CONTEXT_NOT_FOUND';
+}
+
+/** A message id the context does not hold; the API answers 404 message_not_found. */
+export class MessageNotFoundError extends Error {
+  override readonly name = 'MessageNotFoundError';
+  readonly code = 'MESSAGE_NOT_FOUND';
 }
 
 /**
