@@ -1,5 +1,11 @@
 /** Errors from the layers below the API (engine, core, store) mapped to coded API errors. */
 import { AppError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
+import type { UpstreamError, UpstreamFailure } from '../llm/errors.js';
+
+const UPSTREAM: Record<UpstreamFailure, ErrorCode> = {
+  failed: 'upstream_error', timeout: 'upstream_timeout', rejected: 'upstream_rejected', rate_limited: 'upstream_rate_limited',
+};
 
 export function mapLowerError(err: unknown): AppError | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -8,6 +14,12 @@ export function mapLowerError(err: unknown): AppError | undefined {
       return new AppError('overloaded', 'the analysis queue is full; retry shortly', { headers: { 'retry-after': '1' }, cause: err, shed: 'engine_queue' });
     case 'ENGINE_DISPOSED':
       return new AppError('service_unavailable', 'the engine is shutting down', { headers: { 'retry-after': '1' }, cause: err });
+    case 'UPSTREAM_FAILED': {
+      const e = err as UpstreamError;
+      return new AppError(UPSTREAM[e.failure], e.message, {
+        cause: err, ...(e.retryAfterS !== undefined ? { headers: { 'retry-after': String(e.retryAfterS) } } : {}),
+      });
+    }
     case 'CONTEXT_NOT_FOUND':
       return new AppError('context_not_found', (err as Error).message, { param: 'context_id', cause: err });
     case 'MESSAGE_NOT_FOUND':

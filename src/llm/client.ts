@@ -13,7 +13,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
-import { AppError, clip } from '../errors.js';
+import { clip } from '../errors.js';
+import { UpstreamError } from './errors.js';
 import { SseParser } from './sse-parser.js';
 import type { UpstreamChunk, UpstreamCompletion } from './types.js';
 
@@ -89,10 +90,10 @@ export class LlmClient {
       try {
         parsed = JSON.parse(text);
       } catch {
-        throw new AppError('upstream_error', 'the upstream LLM sent a completion that is not JSON');
+        throw new UpstreamError('failed', 'the upstream LLM sent a completion that is not JSON');
       }
       if (!isCompletion(parsed)) {
-        throw new AppError('upstream_error', 'the upstream LLM sent a completion without well-formed choices');
+        throw new UpstreamError('failed', 'the upstream LLM sent a completion without well-formed choices');
       }
       return parsed;
     } catch (err) {
@@ -130,7 +131,7 @@ export class LlmClient {
         for await (const piece of pieces) {
           received += piece.length;
           if (received > COMPLETION_BODY_LIMIT) {
-            throw new AppError('upstream_error', `the upstream LLM streamed more than ${COMPLETION_BODY_LIMIT} bytes`);
+            throw new UpstreamError('failed', `the upstream LLM streamed more than ${COMPLETION_BODY_LIMIT} bytes`);
           }
           const lines = parser.lines;
           const events = parser.push(decoder.write(piece));
@@ -277,12 +278,12 @@ class UpstreamCall {
   explain(err: unknown): Error {
     if (this.#failure === 'aborted') return new UpstreamAbortedError('the client went away');
     if (this.#failure === 'timeout') {
-      return new AppError('upstream_timeout', `the upstream LLM did not answer within ${this.#timeoutMs} ms`, { cause: err });
+      return new UpstreamError('timeout', `the upstream LLM did not answer within ${this.#timeoutMs} ms`, { cause: err });
     }
-    if (err instanceof AppError) return err;
+    if (err instanceof UpstreamError) return err;
     const code = (err as { code?: string } | null)?.code;
     const reason = code ? ` (${code})` : '';
-    return new AppError('upstream_error', `the upstream LLM is unreachable or closed the connection${reason}`, { cause: err });
+    return new UpstreamError('failed', `the upstream LLM is unreachable or closed the connection${reason}`, { cause: err });
   }
 
   #arm(): void {
@@ -323,7 +324,7 @@ function readAll(res: IncomingMessage, limit: number, truncate = false): Promise
       total += c.length;
       if (total > limit && !truncate) {
         res.destroy();
-        reject(new AppError('upstream_error', `the upstream LLM sent more than ${limit} bytes`));
+        reject(new UpstreamError('failed', `the upstream LLM sent more than ${limit} bytes`));
         return;
       }
       chunks.push(c);
@@ -368,24 +369,20 @@ export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.
  * upstream's message: the others are about Sentio's own upstream account and settings, and their text
  * names them (an OpenAI 401 quotes part of the key, a 404 the internal model name, a 429 the organisation).
  */
-function statusError(status: number, headers: http.IncomingHttpHeaders, text: string): AppError {
+function statusError(status: number, headers: http.IncomingHttpHeaders, text: string): UpstreamError {
   if (status === 429) {
-    return new AppError('upstream_rate_limited', 'the upstream LLM is rate limiting requests', {
-      headers: { 'retry-after': String(retryAfterSeconds(headers)) },
-    });
+    return new UpstreamError('rate_limited', 'the upstream LLM is rate limiting requests', { retryAfterS: retryAfterSeconds(headers) });
   }
   if (status === 400 || status === 413 || status === 422) {
-    return new AppError('upstream_rejected', `the upstream LLM rejected the request: ${upstreamMessage(text) ?? `HTTP ${status}`}`);
+    return new UpstreamError('rejected', `the upstream LLM rejected the request: ${upstreamMessage(text) ?? `HTTP ${status}`}`);
   }
   if (status === 408 || status === 504) {
-    return new AppError('upstream_timeout', `the upstream LLM timed out (HTTP ${status})`);
+    return new UpstreamError('timeout', `the upstream LLM timed out (HTTP ${status})`);
   }
   // 401/403/404 mean Sentio's own upstream settings are wrong (key, model map): not the caller's fault.
   // An upstream that says when to come back (a 503 in maintenance) has that passed on.
   const retry = status >= 500 && (headers['retry-after'] !== undefined || headers['retry-after-ms'] !== undefined);
-  return new AppError('upstream_error', `the upstream LLM answered HTTP ${status}`, {
-    ...(retry ? { headers: { 'retry-after': String(retryAfterSeconds(headers)) } } : {}),
-  });
+  return new UpstreamError('failed', `the upstream LLM answered HTTP ${status}`, retry ? { retryAfterS: retryAfterSeconds(headers) } : {});
 }
 
 function parseChunk(data: string): UpstreamChunk {
@@ -393,22 +390,22 @@ function parseChunk(data: string): UpstreamChunk {
   try {
     parsed = JSON.parse(data);
   } catch {
-    throw new AppError('upstream_error', 'the upstream LLM sent a stream event that is not JSON');
+    throw new UpstreamError('failed', 'the upstream LLM sent a stream event that is not JSON');
   }
   if (parsed === null || typeof parsed !== 'object') {
-    throw new AppError('upstream_error', 'the upstream LLM sent a stream event that is not an object');
+    throw new UpstreamError('failed', 'the upstream LLM sent a stream event that is not an object');
   }
   const error = (parsed as { error?: unknown }).error;
   if (error !== undefined && error !== null) {
     // An event that says the request itself was refused is the twin of an HTTP 400 and answered as one,
     // with the upstream's message; any other says nothing the client can act on, and its text stays here
     // (it may name the account; see statusError).
-    if (isRejection(error)) throw new AppError('upstream_rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
-    throw new AppError('upstream_error', 'the upstream LLM sent an error event in its stream');
+    if (isRejection(error)) throw new UpstreamError('rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
+    throw new UpstreamError('failed', 'the upstream LLM sent an error event in its stream');
   }
   const choices = (parsed as { choices?: unknown }).choices;
   if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {
-    throw new AppError('upstream_error', 'the upstream LLM sent a stream event whose choices are malformed');
+    throw new UpstreamError('failed', 'the upstream LLM sent a stream event whose choices are malformed');
   }
   return parsed as UpstreamChunk;
 }

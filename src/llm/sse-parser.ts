@@ -8,7 +8,7 @@
  * joined once), and an event, or a line not yet ended, may hold at most `maxEventChars` characters: an
  * upstream that never ends a line or an event gets an error, not the process's memory.
  */
-import { AppError } from '../errors.js';
+import { UpstreamError } from './errors.js';
 
 export class SseParser {
   readonly #maxEventChars: number;
@@ -102,7 +102,7 @@ export class SseParser {
 
   #check(): void {
     if (this.#partialChars + this.#dataChars > this.#maxEventChars) {
-      throw new AppError('upstream_error', `the upstream LLM sent a stream event over ${this.#maxEventChars} characters`);
+      throw new UpstreamError('failed', `the upstream LLM sent a stream event over ${this.#maxEventChars} characters`);
     }
   }
 }

@@ -641,7 +641,7 @@ describe('malformed upstream streams', () => {
       const drained = (async () => { for await (const _ of holder) { /* read on */ } })().catch(() => undefined);
       let started = Date.now();
       const queued = await client.complete({ model: 'm', messages: [] }, new AbortController().signal).catch((e: unknown) => e);
-      expect(queued).toMatchObject({ code: 'upstream_timeout' });
+      expect(queued).toMatchObject({ name: 'UpstreamError', failure: 'timeout' });
       expect(Date.now() - started).toBeLessThan(1_000);
       const ac = new AbortController();
       started = Date.now();

@@ -25,6 +25,7 @@ import type { RequestContext, Route, Reply } from '../../http/server.js';
 import { mapLowerError } from '../error-mapping.js';
 import type { SseStream } from '../../http/sse.js';
 import { LlmClient, UpstreamAbortedError, isObject } from '../../llm/client.js';
+import { UpstreamError } from '../../llm/errors.js';
 import type { Metrics } from '../../metrics.js';
 import type { UpstreamStream } from '../../llm/client.js';
 import type { UpstreamChunk, UpstreamMessage, UpstreamUsage } from '../../llm/types.js';
@@ -313,6 +314,7 @@ class ChatTurn {
         err = cause;
       }
     }
+    if (err instanceof UpstreamError) err = mapLowerError(err);
     if (err instanceof AppError) {
       // Sentio's own message (the upstream's status), never an upstream's text, which may quote the prompt
       // (upstream_rejected, a 400, is not logged at all).
