@@ -28,9 +28,9 @@ import { warmUpReading } from './core/conversation-mode.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
 import { rateLimiter } from './guard/rate-limit.js';
-import type { RateLimitStore } from './guard/rate-limit.js';
+import type { RateLimitStore } from './store/rate-limit-store.js';
 import { idempotencyMiddleware } from './guard/idempotency.js';
-import type { IdempotencyStore } from './guard/idempotency.js';
+import type { IdempotencyStore } from './store/idempotency-store.js';
 
 /** What the server needs from an inference engine. */
 export interface AnalysisEngine extends ScoreSource {

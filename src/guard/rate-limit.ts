@@ -2,33 +2,9 @@
  * Per-key token buckets. A key may spend its whole per-minute quota at once (capacity = RPM) and then
  * gets refilled at RPM/60 tokens a second. Weights: docs/security.md ("Rate limits").
  */
-import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
 import type { RequestContext } from '../http/server.js';
-
-export interface BucketResult {
-  allowed: boolean;
-  /** Tokens left after this request (or now, when refused). */
-  tokens: number;
-}
-
-/** Where buckets live: in process, or in Redis when instances share quotas. */
-export interface RateLimitStore {
-  take(bucket: string, cost: number, capacity: number, refillPerMs: number, now: number): Promise<BucketResult>;
-}
-
-export class MemoryRateLimitStore implements RateLimitStore {
-  readonly #buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 100_000 });
-
-  async take(bucket: string, cost: number, capacity: number, refillPerMs: number, now: number): Promise<BucketResult> {
-    const b = this.#buckets.get(bucket) ?? { tokens: capacity, at: now };
-    const tokens = Math.min(capacity, b.tokens + Math.max(0, now - b.at) * refillPerMs);
-    const allowed = tokens >= cost;
-    const left = allowed ? tokens - cost : tokens;
-    this.#buckets.set(bucket, { tokens: left, at: now });
-    return { allowed, tokens: left };
-  }
-}
+import type { RateLimitStore } from '../store/rate-limit-store.js';
 
 /** Charges a request's whole cost in tokens, less what its admission took; 429 when the key lacks them. */
 export type ChargeRequest = (ctx: RequestContext, cost: number) => Promise<void>;

@@ -20,7 +20,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { AnalysisEngine } from '../app.js';
 import type { Config } from '../config.js';
-import type { ClaimResult } from '../guard/idempotency.js';
+import type { ClaimResult } from '../store/idempotency-store.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
 import { threadsText } from '../metrics.js';

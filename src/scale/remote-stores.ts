@@ -8,8 +8,8 @@
  * workers talk to Redis themselves and none of this is used.
  */
 import { LRUCache } from 'lru-cache';
-import type { ClaimResult, IdempotencyStore, StoredReply } from '../guard/idempotency.js';
-import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
+import type { ClaimResult, IdempotencyStore, StoredReply } from '../store/idempotency-store.js';
+import type { BucketResult, RateLimitStore } from '../store/rate-limit-store.js';
 import { appendedSince, cachedWeight } from '../store/context-store.js';
 import { PerKeyQueue } from '../store/per-key-queue.js';
 import type { ContextRecord, ContextStore, CopyHeld, StoredMessage, Transferred } from '../store/context-store.js';

@@ -9,7 +9,7 @@
  * which is held for a handful of arithmetic operations. If no slot is found within MAX_PROBES (a table
  * full of keys), the caller's fallback store is used.
  */
-import type { BucketResult, RateLimitStore } from '../guard/rate-limit.js';
+import type { BucketResult, RateLimitStore } from '../store/rate-limit-store.js';
 
 export const SHARED_BUCKET_SLOTS = 16_384;
 const MAX_PROBES = 64;

@@ -5,10 +5,10 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { MemoryIdempotencyStore } from '../guard/idempotency.js';
-import type { IdempotencyStore } from '../guard/idempotency.js';
-import { MemoryRateLimitStore } from '../guard/rate-limit.js';
-import type { RateLimitStore } from '../guard/rate-limit.js';
+import { MemoryIdempotencyStore } from './idempotency-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
+import { MemoryRateLimitStore } from './rate-limit-store.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 import type { ContextStore } from './context-store.js';
 import { MemoryContextStore } from './memory-store.js';
 import { RedisConnection } from './redis/connection.js';

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
 import { startSentio } from '../../src/app.js';
 import type { AnalysisEngine, Sentio } from '../../src/app.js';
-import type { RateLimitStore } from '../../src/guard/rate-limit.js';
+import type { RateLimitStore } from '../../src/store/rate-limit-store.js';
 import { createLogger } from '../../src/log.js';
 import { EngineMetrics } from '../../src/metrics.js';
 import { testEngine } from './engine.js';

@@ -6,8 +6,8 @@
  */
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryIdempotencyStore } from '../../src/guard/idempotency.js';
-import { MemoryRateLimitStore } from '../../src/guard/rate-limit.js';
+import { MemoryIdempotencyStore } from '../../src/store/idempotency-store.js';
+import { MemoryRateLimitStore } from '../../src/store/rate-limit-store.js';
 import { remoteStores, storeHandlers } from '../../src/scale/remote-stores.js';
 import { reviveError } from '../../src/scale/remote-engine.js';
 import { RpcClient, serveRpc } from '../../src/scale/rpc.js';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { MemoryRateLimitStore } from '../../src/guard/rate-limit.js';
+import { MemoryRateLimitStore } from '../../src/store/rate-limit-store.js';
 import { SharedMemoryRateLimitStore, allocateSharedBuckets } from '../../src/scale/shared-rate-limit.js';
 
 const LOADER = ['--import', new URL('../helpers/ts-loader.mjs', import.meta.url).href];

@@ -1,7 +1,7 @@
 /** The in-process idempotency store: running claims are never evicted, and full memory costs the largest tenant. */
 import { describe, expect, it } from 'vitest';
-import { IN_FLIGHT_LEASE_MS, MemoryIdempotencyStore } from '../../src/guard/idempotency.js';
-import type { StoredReply } from '../../src/guard/idempotency.js';
+import { IN_FLIGHT_LEASE_MS, MemoryIdempotencyStore } from '../../src/store/idempotency-store.js';
+import type { StoredReply } from '../../src/store/idempotency-store.js';
 
 const DAY = 86_400_000;
 const reply = (n: number): StoredReply => ({ kind: 'json', status: 200, body: 'x'.repeat(n), headers: {} });

@@ -16,8 +16,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { IN_FLIGHT_LEASE_MS } from '../../guard/idempotency.js';
-import type { ClaimResult, IdempotencyStore, StoredReply } from '../../guard/idempotency.js';
+import { IN_FLIGHT_LEASE_MS } from '../idempotency-store.js';
+import type { ClaimResult, IdempotencyStore, StoredReply } from '../idempotency-store.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
 

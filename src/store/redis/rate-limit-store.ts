@@ -9,8 +9,8 @@
  * docs/deployment.md, "When Redis is down".
  */
 import type { Logger } from 'pino';
-import { MemoryRateLimitStore } from '../../guard/rate-limit.js';
-import type { BucketResult, RateLimitStore } from '../../guard/rate-limit.js';
+import { MemoryRateLimitStore } from '../rate-limit-store.js';
+import type { BucketResult, RateLimitStore } from '../rate-limit-store.js';
 import { StoreUnavailableError } from '../context-store.js';
 import type { RedisConnection } from './connection.js';
 
