@@ -8,7 +8,7 @@ import { ScoreMapper } from '../core/emotions.js';
 import { EmotionService } from '../core/emotion-service.js';
 import { MemoryContextStore } from '../store/memory-store.js';
 import { v1Entry, v2Entry } from '../api/entries.js';
-import { eqParamsOf } from '../api/emotion-routes.js';
+import { eqParamsOf } from '../api/emotion-protocol.js';
 import { EmotionParams } from '../api/schemas.js';
 import { KEYS_USAGE, keysCommand } from './keys.js';
 import { shippedModelDir } from '../repo-paths.js';

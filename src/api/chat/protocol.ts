@@ -9,7 +9,7 @@ import type { Limits } from '../../config.js';
 import { EmotionParams } from '../schemas.js';
 import { exceedsUtf8Bytes } from '../utf8.js';
 import { parseOrThrow } from '../validate.js';
-import { checkContextId, eqParamsOf, resolveEmotionModel, EMOTION_MODELS } from '../emotion-routes.js';
+import { checkContextId, eqParamsOf, resolveEmotionModel, EMOTION_MODELS } from '../emotion-protocol.js';
 import type { EntryShape } from '../entries.js';
 import type { EqParams } from '../../core/eq.js';
 

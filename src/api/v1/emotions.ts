@@ -1,5 +1,5 @@
 /** V1 wire dialect: `analyse` spellings, `external_id`, emotions.analyse / emotions.batch_analyse. */
-import type { Dialect } from '../emotion-routes.js';
+import type { Dialect } from '../emotion-protocol.js';
 import { V1EmotionRequest } from '../schemas.js';
 
 export const v1Dialect: Dialect = {

@@ -1,5 +1,5 @@
 /** V2 wire dialect: `analysis` spellings, `externalId`, emotions.analysis / emotions.batch_analysis. */
-import type { Dialect } from '../emotion-routes.js';
+import type { Dialect } from '../emotion-protocol.js';
 import { V2EmotionRequest } from '../schemas.js';
 
 export const v2Dialect: Dialect = {
