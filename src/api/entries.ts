@@ -7,7 +7,7 @@ import type { Analysis } from '../core/emotion-service.js';
 export type EntryShape = 'v1' | 'v2';
 
 /** V1 labels are "<intensity word> <category>"; the words follow the V2 intensity levels. */
-export const V1_INTENSITY_WORDS: Record<IntensityLevel, string> = {
+const V1_INTENSITY_WORDS: Record<IntensityLevel, string> = {
   critical: 'extreme',
   high: 'strong',
   moderate: 'moderate',

@@ -72,7 +72,7 @@ function successHeaders(r: Route): Record<string, unknown> {
   return ref(names, names.filter((n) => n === 'x-request-id' || n.startsWith('ratelimit-')));
 }
 
-export function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string, unknown> {
+function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const { path, params } = toOpenApiPath(r.pattern);

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { AppError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
 
-export function paramPath(path: readonly PropertyKey[]): string {
+function paramPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;

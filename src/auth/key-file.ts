@@ -31,7 +31,7 @@ export type KeyRecord = z.infer<typeof KeyRecord>;
 export const KeyFile = z.object({ version: z.literal(1), keys: z.array(KeyRecord) });
 export type KeyFile = z.infer<typeof KeyFile>;
 
-export const KEY_RANDOM_BYTES = 24; // 192 bits
+const KEY_RANDOM_BYTES = 24; // 192 bits
 
 export function generateKey(kind: 'live' | 'test'): { key: string; hash: string; hint: string } {
   const key = `sentio_${kind}_${randomBytes(KEY_RANDOM_BYTES).toString('base64url')}`;

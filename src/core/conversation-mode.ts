@@ -173,7 +173,7 @@ export function readText(text: string): TextReading {
  * Whether the text reads as distressed, which enables the affect-gated crisis rules: the emotion model
  * says so, or the words do. Erring towards "yes" is deliberate (see crisis.ts).
  */
-export function affectOf(reading: TextReading, scores: Scores, eq: Eq): Affect {
+function affectOf(reading: TextReading, scores: Scores, eq: Eq): Affect {
   const neg = scores.raw.sadness + scores.raw.fear + scores.raw.anger;
   const pos = scores.raw.joy + scores.raw.love;
   const model = neg >= 0.45 || neg > pos + 0.1 || eq.valence <= -0.2;
@@ -189,7 +189,7 @@ export function crisisNeedsAffect(reading: TextReading): boolean {
 }
 
 /** The crisis signal that applies to this turn: the latest message's, or a recent one's, decayed. */
-export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUser'>, reading: TextReading): CrisisSignal | undefined {
+function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUser'>, reading: TextReading): CrisisSignal | undefined {
   const now = crisisFrom(reading.crisis, affectOf(reading, input.scores, input.eq));
   if (now) return now;
   let best: CrisisSignal | undefined;
@@ -205,7 +205,7 @@ export function crisisOf(input: Pick<ModeInput, 'scores' | 'eq' | 'earlierUser'>
 }
 
 /** The score of every non-crisis mode, each roughly in [0, 1]. */
-export function modeScores(input: ModeInput, reading: TextReading): Record<Exclude<ConversationModeName, 'crisis_intervention'>, number> {
+function modeScores(input: ModeInput, reading: TextReading): Record<Exclude<ConversationModeName, 'crisis_intervention'>, number> {
   const { scores: s, eq } = input;
   const cue = (name: keyof typeof CUES) => (reading.cues[name] ? 1 : 0);
   const question = reading.question ? 1 : 0;

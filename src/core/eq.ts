@@ -40,7 +40,7 @@ const NEGATIVE_SUB: ReadonlySet<SubEmotion> = new Set<SubEmotion>([
   'nervousness', 'remorse', 'sadness',
 ]);
 /** A sub-emotion counts as present in a text from this probability on. */
-export const ACTIVE_SUB_THRESHOLD = 0.25;
+const ACTIVE_SUB_THRESHOLD = 0.25;
 
 export function intensityLevel(x: number): IntensityLevel {
   if (x >= 0.8) return 'critical';
@@ -59,7 +59,7 @@ export function discoveryLevel(x: number): DiscoveryLevel {
 }
 
 /** The highest-scoring emotion that meets its threshold; the plain argmax when none does. */
-export function chooseCategory(raw: EmotionVector, thresholds: EqParams['thresholds']): Emotion {
+function chooseCategory(raw: EmotionVector, thresholds: EqParams['thresholds']): Emotion {
   let best: Emotion | undefined;
   for (const e of EMOTIONS) {
     if (raw[e] < (thresholds[e] ?? 0)) continue;

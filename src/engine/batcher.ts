@@ -127,7 +127,7 @@ interface Entry<I, O> {
 /** A priority batch holds at most this share of maxBatchSize texts and of maxBatchTokens (engine.md). */
 const PRIORITY_SHARE = 1 / 8;
 
-export function abortReason(signal: CancelSignal): EngineAbortedError {
+function abortReason(signal: CancelSignal): EngineAbortedError {
   const reason: unknown = signal.reason;
   const detail = reason instanceof Error ? `: ${reason.message}` : '';
   return new EngineAbortedError(`analysis aborted by the caller${detail}`, { cause: reason });

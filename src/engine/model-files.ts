@@ -68,7 +68,7 @@ function checkManifest(m: ModelManifest, path: string): void {
   }
 }
 
-export async function sha256File(path: string): Promise<string> {
+async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   return hash.digest('hex');
@@ -90,7 +90,7 @@ async function verifyChecksum(dir: string, file: string, manifest: ModelManifest
 }
 
 /** Flatten tokenizer.json into typed arrays so that the addon needs no JSON parser. */
-export function tokenizerTables(file: TokenizerFile, path: string): NativeTokenizerTables {
+function tokenizerTables(file: TokenizerFile, path: string): NativeTokenizerTables {
   if (file.algorithm !== 'sentio-wordpiece-1') {
     throw new ModelLoadError(`${path}: unsupported tokenizer algorithm ${JSON.stringify(file.algorithm)}`);
   }

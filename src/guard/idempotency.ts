@@ -17,7 +17,7 @@ import type { IdempotencyStore, StoredReply } from '../store/idempotency-store.j
 const KEY_PATTERN = /^[\x21-\x7e]+$/; // visible ASCII
 
 /** A replay costs a token per started 64 KiB of its reply (one for most), as the original batch cost one per 64 texts. */
-export const REPLAY_BYTES_PER_TOKEN = 65_536;
+const REPLAY_BYTES_PER_TOKEN = 65_536;
 
 export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: number; maxKeyBytes: number; charge?: ChargeRequest }): Middleware {
   return async (ctx, _body, raw, next) => {

@@ -16,7 +16,7 @@ export interface RateLimitOptions {
 }
 
 /** Tokens a request costs before its body is read: two for chat (it also spends upstream LLM time), else one. */
-export function admissionCost(ctx: RequestContext): number {
+function admissionCost(ctx: RequestContext): number {
   return ctx.route.endsWith('/chat/completions') ? 2 : 1;
 }
 

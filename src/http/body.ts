@@ -86,7 +86,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * chat passes on is held to 64 levels below its field, src/api/chat/protocol.ts). JSON.parse takes any
  * depth, but a 1 MiB body of brackets took it 120 ms against 2.5 for a flat one, all of it on the event loop.
  */
-export const MAX_BODY_DEPTH = 128;
+const MAX_BODY_DEPTH = 128;
 
 /** Whether the JSON text nests arrays and objects deeper than `max`; brackets inside strings are skipped. */
 function nestsDeeperThan(text: string, max: number): boolean {

@@ -352,7 +352,7 @@ function upstreamMessage(text: string): string | undefined {
 const MAX_RETRY_AFTER_S = 86_400;
 
 /** Seconds to wait, from Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms, within [1, a day]. */
-export function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.now()): number {
+function retryAfterSeconds(headers: http.IncomingHttpHeaders, now = Date.now()): number {
   const ms = Number(headers['retry-after-ms']);
   const ra = headers['retry-after'];
   let seconds = Number.NaN;

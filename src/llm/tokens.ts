@@ -2,9 +2,9 @@
  * Token estimates for when the upstream reports no usage. Sentio does not have the LLM's tokenizer, so
  * it uses the common rule of thumb of about four bytes of UTF-8 per token (docs/chat.md, "Usage").
  */
-export const BYTES_PER_TOKEN = 4;
+const BYTES_PER_TOKEN = 4;
 /** Per-message overhead of chat templates (role markers), as OpenAI documents for its models. */
-export const TOKENS_PER_MESSAGE = 4;
+const TOKENS_PER_MESSAGE = 4;
 
 export function estimateTokens(text: string): number {
   return text ? bytesToTokens(Buffer.byteLength(text, 'utf8')) : 0;

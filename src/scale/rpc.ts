@@ -115,7 +115,7 @@ export class RpcClient {
   }
 }
 
-export function serializeError(err: unknown): SerializedError {
+function serializeError(err: unknown): SerializedError {
   const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
   return {
     name: typeof e?.name === 'string' ? e.name : 'Error',

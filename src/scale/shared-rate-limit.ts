@@ -11,7 +11,7 @@
  */
 import type { BucketResult, RateLimitStore } from '../store/rate-limit-store.js';
 
-export const SHARED_BUCKET_SLOTS = 16_384;
+const SHARED_BUCKET_SLOTS = 16_384;
 const MAX_PROBES = 64;
 
 /** The shared memory, created once on the main thread and handed to every worker. */

@@ -16,12 +16,12 @@ export interface Scored {
 }
 
 /** Sub-emotion `neutral` at or above this makes a reply calm whatever its intensity. */
-export const CALM_NEUTRAL = 0.5;
+const CALM_NEUTRAL = 0.5;
 /** A second emotion at or above this share of `raw` joins the V1 label ("moderate joy and love"). */
-export const SECOND_EMOTION = 0.25;
+const SECOND_EMOTION = 0.25;
 
 /** The V1 calm rule: intensity level minimal or subtle (intensity < 0.35), or the neutral sub-emotion at 0.5 or more. */
-export function isCalm(a: Scored): boolean {
+function isCalm(a: Scored): boolean {
   return a.eq.intensityLevel === 'minimal' || a.eq.intensityLevel === 'subtle' || round4(a.scores.sub.neutral) >= CALM_NEUTRAL; // as shown
 }
 

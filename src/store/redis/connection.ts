@@ -35,7 +35,7 @@ export class RedisStartupError extends Error {
   readonly code = 'REDIS_UNREACHABLE';
 }
 
-export function reconnectDelayMs(attempt: number): number {
+function reconnectDelayMs(attempt: number): number {
   const capped = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** Math.min(attempt, 10));
   return Math.round(capped * (0.75 + Math.random() * 0.25));
 }
