@@ -8,7 +8,7 @@ import type { EmotionService } from '../core/emotion-service.js';
 import { round4 } from '../core/emotions.js';
 import { batchCost, type ChargeRequest } from '../guard/rate-limit.js';
 import type { RequestContext, Route } from '../http/server.js';
-import { entryFor, v1Entry, v2Brief } from './entries.js';
+import { entryFor, trendOut, v1Entry, v2Brief } from './entries.js';
 import { EMOTION_MODELS, checkContextId, checkExternalId, parseRequest, type Dialect, type EmotionModel } from './emotion-protocol.js';
 import { emotionResponses } from './responses.js';
 
@@ -125,8 +125,4 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
   ];
-}
-
-function trendOut(t: { direction: string; valenceTrend: number }): { direction: string; valenceTrend: number } {
-  return { direction: t.direction, valenceTrend: round4(t.valenceTrend) };
 }

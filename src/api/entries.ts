@@ -64,3 +64,8 @@ export function v2Brief(eq: Eq): Record<string, unknown> {
 export function entryFor(shape: EntryShape, a: Analysis, opts?: EntryOptions): Record<string, unknown> {
   return shape === 'v1' ? v1Entry(a, opts) : v2Entry(a, opts);
 }
+
+/** A trend as the response shows it: the valence trend to four decimals, as its direction was read. */
+export function trendOut(t: { direction: string; valenceTrend: number }): { direction: string; valenceTrend: number } {
+  return { direction: t.direction, valenceTrend: round4(t.valenceTrend) };
+}

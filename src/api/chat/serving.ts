@@ -13,7 +13,6 @@ import { AppError, ERRORS, toErrorBody } from '../../errors.js';
 import type { Config } from '../../config.js';
 import { blend } from '../../core/emotion-service.js';
 import type { EmotionService } from '../../core/emotion-service.js';
-import { round4 } from '../../core/emotions.js';
 import { computeEq } from '../../core/eq.js';
 import { aggregateState, discoveryBaseline, scoresOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
@@ -32,7 +31,7 @@ import type { UpstreamChunk, UpstreamMessage, UpstreamUsage } from '../../llm/ty
 import { bytesToTokens, estimatePromptTokens } from '../../llm/tokens.js';
 import { assistantEntry } from './entries.js';
 import { truncateUtf8 } from '../utf8.js';
-import { entryFor } from '../entries.js';
+import { entryFor, trendOut } from '../entries.js';
 import type { Scored } from './entries.js';
 import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
 import { chatResponses } from '../responses.js';
@@ -361,7 +360,7 @@ class ChatTurn {
     if (this.d.conversationMode) {
       const m = user.mode;
       tail['conversationMode'] = { mode: m.mode, confidence: m.confidence, responseStrategy: m.responseStrategy };
-      if (trend) tail['trajectory'] = { trend: { direction: trend.direction, valenceTrend: round4(trend.valenceTrend) } };
+      if (trend) tail['trajectory'] = { trend: trendOut(trend) };
     }
     tail['usage'] = { ...llmUsage, analyse_tokens: analysed };
     return tail;
