@@ -136,7 +136,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
                        env, "option 'executionProvider' must be auto, cuda or cpu");
   config.session.cuda_device_id = ReadInt(env, options, "cudaDeviceId", 0, 0, 1024);
   config.session.intra_op_threads = ReadInt(env, options, "intraOpThreads", 0, 0, 1024);
-  config.session.inter_op_threads = ReadInt(env, options, "interOpThreads", 0, 0, 1024);
+  config.session.inter_op_threads = ReadInt(env, options, "interOpThreads", 1, 0, 1024);
   config.session.graph_optimization = ReadString(env, options, "graphOptimization", "all");
   const std::string& level = config.session.graph_optimization;
   SENTIO_THROW_TYPE_IF(level != "disabled" && level != "basic" && level != "extended" && level != "all", env,

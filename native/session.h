@@ -18,7 +18,7 @@ struct SessionConfig {
   std::string provider = "auto";  // "auto" | "cuda" | "cpu"
   int cuda_device_id = 0;
   int intra_op_threads = 0;  // 0: ONNX Runtime's default (one per physical core)
-  int inter_op_threads = 0;
+  int inter_op_threads = 1;  // 1: the graph runs sequentially (session.cc)
   std::string graph_optimization = "all";  // "disabled" | "basic" | "extended" | "all"
   bool allow_spinning = false;             // see docs/engine.md: spinning steals the JS thread's core
   bool packed_recurrence = true;           // on CPU, GRU nodes run as PackedGRU (packed_gru_op.h)

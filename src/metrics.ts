@@ -171,15 +171,18 @@ export class Metrics {
   }
 
   /**
-   * prom-client reports Node's event-loop delay histogram as it is, and on Node 20 that histogram holds the
-   * whole interval between its timer's firings, the resolution included: an idle server read 100 ms of lag
-   * at every percentile. The same seven gauges, from a histogram of our own, with the resolution taken off.
+   * Stops this instance's event-loop delay sampling (an HTTP worker's failed start otherwise left it running;
+   * prom-client's own, behind its default metrics, is one per process and stays).
    */
-  /** Stops the event-loop delay sampling (its timer lives as long as the process otherwise). */
   close(): void {
     this.#lag.disable();
   }
 
+  /**
+   * prom-client reports Node's event-loop delay histogram as it is, and on Node 20 that histogram holds the
+   * whole interval between its timer's firings, the resolution included: an idle server read 100 ms of lag
+   * at every percentile. The same seven gauges, from a histogram of our own, with the resolution taken off.
+   */
   #replaceLagStats(): void {
     const delay = this.#lag;
     delay.enable();

@@ -1,4 +1,4 @@
-/** Errors from the layers below the API (engine, core, store) mapped to coded API errors. */
+/** Errors from the layers below the API (engine, core, store, the upstream LLM client) mapped to coded API errors. */
 import { AppError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
 import type { UpstreamError, UpstreamFailure } from '../llm/errors.js';

@@ -3,9 +3,10 @@
  * connection pool. It knows nothing of emotions or of Sentio's wire shapes; it sends a body, and returns
  * the upstream's JSON completion or an async iterator over its SSE chunks.
  *
- * Failures become coded API errors here (docs/chat.md, "Errors"): upstream 429 → 429 with its
- * Retry-After; 400/413/422 → 400 upstream_rejected with the upstream's message; any other status,
- * refused or reset connections → 502; no answer within the timeout → 504. A request is cancelled (its
+ * Failures are UpstreamErrors (llm/errors.ts) that say how the call failed: rate limited (with its
+ * Retry-After), rejected as invalid (400/413/422, with the upstream's message), timed out (no answer within
+ * the timeout, 408/504), or failed (any other status, a refused or reset connection, a malformed reply);
+ * api/error-mapping.ts gives each its HTTP answer (docs/chat.md, "Errors"). A request is cancelled (its
  * socket destroyed) when the caller's AbortSignal fires, which is how a client that disconnects stops
  * generation upstream.
  */

@@ -83,7 +83,7 @@ describe('token estimate (batch shaping)', () => {
     const t0 = performance.now();
     expect(estimateTokens(big, 128)).toBe(128);
     // It reads a few hundred characters, well under a millisecond; a scan of all 50 million takes about 280 ms here.
-    expect(performance.now() - t0).toBeLessThan(25);
+    expect(performance.now() - t0).toBeLessThan(150); // room for a GC pause, none for a full scan
     expect(estimateTokens('', 128)).toBe(1);
     expect(estimateTokens('我很高兴', 128)).toBe(5);
     expect(estimateTokens('😭😭', 128)).toBe(3);

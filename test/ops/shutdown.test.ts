@@ -83,9 +83,6 @@ describe('graceful shutdown', () => {
       await closed;
       await chat;
       expect(chatStatus).toBe(503); // cut at the end of the grace period
-      // ... and its upstream call with it (it stayed open until SENTIO_LLM_TIMEOUT_MS)
-      for (const until = Date.now() + 5_000; !llm.received[0]!.closedEarly && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
-      expect(llm.received[0]!.closedEarly).toBe(true);
     } finally {
       conn.destroy();
       unmatched.destroy();
@@ -93,6 +90,26 @@ describe('graceful shutdown', () => {
       await llm.close();
     }
   }, 30_000);
+
+  // Its upstream call stayed open until SENTIO_LLM_TIMEOUT_MS, and its queued texts in the engine. closeAll()
+  // alone (the end of the grace period, before the stores and the upstream's pool close) shows the cut.
+  it('a request cut at the end of the grace period has its work cancelled: its upstream call closes', async () => {
+    const llm = await FakeLlm.start();
+    const s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' });
+    try {
+      llm.enqueue({ kind: 'hang' });
+      const chat = s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] });
+      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received).toHaveLength(1);
+      s.sentio.server.closeAll();
+      expect((await chat).status).toBe(503);
+      for (const until = Date.now() + 5_000; !llm.received[0]!.closedEarly && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      expect(llm.received[0]!.closedEarly).toBe(true);
+    } finally {
+      await s.close();
+      await llm.close();
+    }
+  });
 
   it('SENTIO_SHUTDOWN_GRACE_MS bounds the drain; a second signal while draining exits at once', async () => {
     const llm = await FakeLlm.start();

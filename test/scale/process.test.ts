@@ -214,8 +214,9 @@ describe('server process', () => {
   // uWS binds with SO_REUSEPORT: a second instance on a port in use started and took half its connections,
   // answering them with its own keys and memory.
   it('a second server on a port in use refuses to start, with workers or without, and the first serves on', async () => {
-    const first = await startServerProcess({ SENTIO_API_KEYS: KEY }); // its own free port: no race for one
-    const port = first.port;
+    // A fixed port, as deployments use: port 0 takes neither the start-up lock nor SO_REUSEPORT.
+    const port = await freePort();
+    const first = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_PORT: String(port) });
     try {
       for (const workers of ['1', '2']) {
         const child = spawn(process.execPath, ['dist/src/main.js'], {

@@ -58,7 +58,10 @@ interface UserAnalysis {
   historyTokens: number;
 }
 
-/** The chat routes, and close() for the upstream's pooled connections (at shutdown, once requests are done). */
+/**
+ * The chat routes, and close() for the upstream's pooled connections: at shutdown, after the drain, when a
+ * stream still waiting for an upstream chunk has already been cut (its forwarding then ends quietly).
+ */
 export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
   const { llm } = deps.config;
   const client = llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined;
