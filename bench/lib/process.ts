@@ -12,6 +12,18 @@ import { killOnExit } from '../../test/helpers/kill-on-exit.js';
 
 export { freePort } from '../../test/helpers/free-port.js';
 
+/**
+ * A bench stopped by a signal (timeout(1), a cancelled CI job) ends through process.exit, whose 'exit' event
+ * kills its servers (killOnExit); Node's default for SIGTERM and SIGHUP ends it without that event. (Ctrl-C
+ * reaches the whole process group.) Set once the bench has a child to lose.
+ */
+let exitsOnSignals = false;
+function exitOnSignals(): void {
+  if (exitsOnSignals) return;
+  exitsOnSignals = true;
+  for (const [signal, n] of [['SIGTERM', 15], ['SIGHUP', 1]] as const) process.once(signal, () => process.exit(128 + n));
+}
+
 export interface Child {
   child: ChildProcess;
   port: number;
@@ -60,6 +72,7 @@ export async function startChild(script: string, args: string[], env: Record<str
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   killOnExit(child);
+  exitOnSignals();
   let exited: number | null | undefined;
   child.on('exit', (code) => (exited = code));
   const deadline = Date.now() + 120_000;
