@@ -17,7 +17,9 @@
  * change, kept inside the project so that it finds node_modules): '[{"_script":"dist-before/src/main.js"},{}]'
  * --all-answers counts every answer, not only 2xx, in requests/s and the CPU per request: what a refusal
  * costs, with settings that make the server refuse (e.g. '{"SENTIO_RATE_LIMIT_RPM":"1"}': every request 429).
+ * Results: the printed table and JSON line, and bench/results/ab-<time>.json with every round.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { runLoad } from './lib/autocannon.js';
@@ -25,7 +27,7 @@ import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { median } from './lib/stats.js';
-import { machineTimes } from './lib/machine.js';
+import { cpuFeatures, machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -113,6 +115,16 @@ async function main(): Promise<void> {
       return row;
     });
     console.log(JSON.stringify(summary));
+    // Kept, so that a figure quoted from a comparison can be checked against its file.
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    mkdirSync('bench/results', { recursive: true });
+    const file = `bench/results/ab-${stamp}.json`;
+    writeFileSync(file, `${JSON.stringify({
+      args: { rounds, seconds, texts: textsPerRequest, connections, contexts, allAnswers },
+      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures() },
+      variants: summary, turns,
+    }, null, 2)}\n`);
+    console.log(`results: ${file}`);
   } finally {
     for (const c of children) await c.stop();
   }
