@@ -72,6 +72,39 @@ function successHeaders(r: Route): Record<string, unknown> {
   return ref(names, names.filter((n) => n === 'x-request-id' || n.startsWith('ratelimit-')));
 }
 
+/** An error response: the Error body and the headers an error on this route carries. */
+function errorResponse(r: Route, description: string): Record<string, unknown> {
+  return {
+    description,
+    headers: ref(r.auth
+      ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : [])]
+      : ['x-request-id', 'retry-after'], ['x-request-id']),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+}
+
+/** The statuses a route can answer with besides 200, and their codes (docs/errors.md), for client generators. */
+function errorStatuses(r: Route, hasPathParams: boolean): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const chat = r.pattern.endsWith('/chat/completions');
+  if (r.method === 'post' || hasPathParams) {
+    out.push(['400', `invalid_request_error: the body or a path parameter is not valid (the code names which)${chat ? '; upstream_rejected' : ''}`]);
+  }
+  if (r.auth) out.push(['401', 'missing_api_key, invalid_api_key']);
+  if (hasPathParams && r.method === 'get') out.push(['404', 'context_not_found, message_not_found']);
+  if (r.method === 'post' && r.auth) {
+    out.push(['409', 'idempotency_key_in_use (Retry-After)']);
+    out.push(['413', 'body_too_large, message_too_large, too_many_messages']);
+    out.push(['415', 'unsupported_media_type']);
+    out.push(['422', 'idempotency_key_reused']);
+  }
+  if (r.auth) out.push(['429', chat ? 'rate_limit_exceeded, upstream_rate_limited (Retry-After)' : 'rate_limit_exceeded (Retry-After)']);
+  if (chat) out.push(['502', 'upstream_error'], ['504', 'upstream_timeout']);
+  if (r.auth && r.shed !== false) out.push(['503', chat ? 'overloaded, service_unavailable, llm_not_configured' : 'overloaded, service_unavailable']);
+  if (r.pattern === '/readyz') out.push(['503', 'not_ready: loading, or shutting down']);
+  return out;
+}
+
 function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -87,13 +120,8 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
       parameters,
       responses: {
         '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
-        default: {
-          description: 'Error',
-          headers: ref(r.auth
-            ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : [])]
-            : ['x-request-id', 'retry-after'], ['x-request-id']),
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        },
+        ...Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, errorResponse(r, description)])),
+        default: errorResponse(r, 'Any other error (docs/errors.md)'),
       },
     };
     if (r.auth) op['security'] = [{ apiKey: [] }, { bearer: [] }];

@@ -221,6 +221,13 @@ describe('/openapi.json', () => {
       const ids = Object.values(d.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids).toContain('postV2EmotionsContextIdAnalysis');
+      // The error statuses each route can answer, for client generators, beside the default
+      const statuses = (path: string, method: string) => Object.keys(d.paths[path][method].responses).filter((k) => k !== '200' && k !== 'default');
+      expect(statuses('/v2/chat/completions', 'post')).toEqual(expect.arrayContaining(['400', '401', '409', '413', '415', '422', '429', '502', '503', '504']));
+      expect(statuses('/v2/emotions/{contextId}', 'get')).toEqual(['400', '401', '404', '429', '503']);
+      expect(statuses('/v2/emotions/{contextId}/analysis', 'post')).not.toContain('404');
+      expect(statuses('/metrics', 'get')).toEqual(['401', '429']); // a scrape is never shed
+      expect(statuses('/readyz', 'get')).toEqual(['503']);
       // A timestamp to the minute is accepted, which RFC 3339's date-time (JSON Schema's format) is not.
       expect((await other.post('/v2/emotions/analysis', { messages: [{ content: { text: 'hi' }, timestamp: '2026-11-21T10:00Z' }] })).status).toBe(200);
       expect(JSON.stringify(d)).not.toContain('"format":"date-time"');
