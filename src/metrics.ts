@@ -20,9 +20,10 @@ const LAG_STATS = ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'] as const
 export interface EngineGauges {
   queuedTexts: number;
   inFlightBatches: number;
-  /** Totals, read at each scrape: ONNX Runtime runs, and batches sent through the priority lane. */
+  /** Totals, read at each scrape: ONNX Runtime runs, batches sent through the priority lane, batches that failed. */
   onnxRuns?: number;
   priorityBatches?: number;
+  failedBatches?: number;
 }
 
 export interface EngineMetricsSource {
@@ -44,7 +45,16 @@ export class EngineMetrics implements EngineMetricsSource {
     buckets: LATENCY_BUCKETS, registers: [this.#registry],
   });
 
-  constructor(gauges: () => EngineGauges) {
+  constructor(source: () => EngineGauges) {
+    // Read once per scrape (the collectors run in one turn), not once per series: each read asks the addon.
+    let scraped: EngineGauges | undefined;
+    const gauges = (): EngineGauges => {
+      if (!scraped) {
+        scraped = source();
+        queueMicrotask(() => { scraped = undefined; });
+      }
+      return scraped;
+    };
     new Gauge({
       name: 'sentio_engine_queue_depth_texts', help: 'Texts waiting for a batch', registers: [this.#registry],
       collect() { this.set(gauges().queuedTexts); },
@@ -55,6 +65,7 @@ export class EngineMetrics implements EngineMetricsSource {
     });
     totalOf(this.#registry, 'sentio_engine_onnx_runs_total', 'ONNX Runtime runs: the addon cuts each batch into runs of texts of similar length', () => gauges().onnxRuns);
     totalOf(this.#registry, 'sentio_engine_priority_batches_total', 'Batches sent through the priority lane (urgent texts, light API keys beside bulk batches)', () => gauges().priorityBatches);
+    totalOf(this.#registry, 'sentio_engine_failed_batches_total', 'Hand-offs to the native engine that failed (their texts answered 500 internal_error; the log says why)', () => gauges().failedBatches);
   }
 
   /** One engine run (EngineOptions.onBatch). */

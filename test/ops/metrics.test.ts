@@ -30,6 +30,7 @@ describe('observability', () => {
     expect(text).toMatch(/^sentio_engine_inference_duration_seconds_count [1-9]\d*$/m);
     expect(text).toMatch(/^sentio_engine_onnx_runs_total [1-9]\d*$/m);
     expect(text).toMatch(/^sentio_engine_priority_batches_total \d+$/m);
+    expect(text).toMatch(/^sentio_engine_failed_batches_total 0$/m); // there from the start, so alerts can read its rate
     expect(text).toContain('sentio_llm_request_duration_seconds');
   });
 
