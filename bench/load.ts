@@ -494,6 +494,9 @@ async function main(): Promise<void> {
     state_long_vs_short: round(getStateLong.rps / getState.rps, 3),
     rss_mb_long_sessions: round(longPeakRssMb),
     rss_mb: round(rssMb),
+    // Messages the context scenario stored on that server in its fixed time: a faster host stores more, and
+    // peaks higher (1 KB or so a message)
+    context_messages_stored: Math.round(context.rps * context.durationS),
     v2_cpu_us_per_request: v2.cpuUsPerRequest,
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
     cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * rawV2)),
