@@ -110,9 +110,19 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
   }
   // In process, or in Redis when SENTIO_REDIS_URL is set (throws when Redis cannot be reached).
   const stores = await openStores(config, { logger, now: opts.now, contexts: opts.store, rateLimits: opts.rateLimits, idempotency: opts.idempotency });
-  // What a start that fails after this gives back (a port in use, TLS files changed since they were read):
-  // an HTTP worker's failed start otherwise kept its Redis client, and with it the thread, alive.
+  // What the server holds beside the stores, given back in reverse by close(), and by a start that fails after
+  // this (a port in use, TLS files changed since they were read): an HTTP worker's failed start otherwise kept
+  // its Redis client, and with it the thread, alive. Each step runs once; one that throws does not stop the rest.
   const undo: Array<() => unknown> = [];
+  const giveBack = () => {
+    for (const step of undo.splice(0).reverse()) {
+      try {
+        step();
+      } catch {
+        // giving back what was taken; an error that matters is the one the caller reports
+      }
+    }
+  };
   try {
     const store = stores.contexts;
     const metrics = new Metrics({
@@ -195,23 +205,14 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
         server.closeAll();
         // Interrupted streams end their handlers (and log 503) as their next write fails: a moment, not a grace.
         await server.waitIdle(1_000);
-        process.off('SIGHUP', reloadKeys);
-        keyFile?.close();
-        chat.close();
-        metrics.close();
+        giveBack(); // the server's closeAll() again is a no-op; then the upstream pool, SIGHUP, key file, metrics
         await stores.close();
         await opts.engine.close();
         logger.flush();
       },
     };
   } catch (err) {
-    for (const step of undo.reverse()) {
-      try {
-        step();
-      } catch {
-        // giving back what was taken; the start's own error is the one to report
-      }
-    }
+    giveBack();
     await stores.close().catch(() => undefined);
     throw err;
   }
