@@ -53,6 +53,7 @@ import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { loadChartSvg } from './lib/chart.js';
+import { judgeBars } from './lib/bars.js';
 
 const quick = process.argv.includes('--quick');
 const providerArg = process.argv.indexOf('--provider');
@@ -430,13 +431,6 @@ async function main(): Promise<void> {
   const ceiling64 = 1 / (1 / floorR.rps + 1 / raw64);
   // The strictest reading: the most the raw engine gave anywhere in this run (the sweep, beside any round)
   const rawBestInRun = Math.max(raw.best, rawBeforeBatch, rawAfterBatch, ...v2Rounds.rounds.flatMap((r) => [r.before, r.after]));
-  const bars = {
-    sentio_vs_peer: v2.rps / peerRps >= 1.3,
-    sentio_vs_raw: v2.rps / rawV2 >= 0.6,
-    batch32_vs_raw: batch32.textsPerS / rawBatch >= 0.8,
-    p99_at_70pct: at70Judged ? at70.latencyMs.p99 <= 50 && failed(at70) === 0 : null, // null: not judged
-    rss: rssMb <= 400,
-  };
   const failures = results.filter((r) => failed(r) > 0);
   const summary = {
     sentio_rps: round(v2.rps),
@@ -500,8 +494,6 @@ async function main(): Promise<void> {
     v2_cpu_us_per_request: v2.cpuUsPerRequest,
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
     cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * rawV2)),
-    // The five bars as judged above (each ratio against the raw engine beside its scenario)
-    bars,
     // Errors and non-2xx answers over every scenario (a baseline that failed requests flatters the ratios)
     failed_requests: failures.reduce((n, r) => n + failed(r), 0),
     provider,
@@ -522,6 +514,9 @@ async function main(): Promise<void> {
   log(`long sessions (1,000 stored messages) against short ones: context analysis ${summary.context_long_vs_short}, GET state ${summary.state_long_vs_short}; their server's RSS ${summary.rss_mb_long_sessions} MB`);
   const c = v2.cpuUsPerRequest;
   log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
+  // The five bars, judged on the figures above (each ratio against the raw engine beside its scenario)
+  const bars = judgeBars(summary);
+  const reported = { ...summary, bars };
   log(`bars:   sentio/peer >= 1.3: ${bars.sentio_vs_peer}  sentio/raw >= 0.6: ${bars.sentio_vs_raw}  batch32/raw >= 0.8: ${bars.batch32_vs_raw}  p99@70% <= 50 ms: ${bars.p99_at_70pct ?? 'not judged'}  rss <= 400 MB: ${bars.rss}`);
   if (Object.keys(summary.sentio_env).length) log(`env:    SENTIO_ settings in force for every server and the raw engine: ${Object.keys(summary.sentio_env).join(', ')}`);
   if (failures.length) log(`FAILED requests: ${failures.map((r) => `${r.name}: ${failed(r)}`).join('; ')}`);
@@ -538,12 +533,12 @@ async function main(): Promise<void> {
     beforeV2: round(rawBeforeV2), afterV2: round(rawAfterV2),
     v2Rounds: v2Rounds.rounds.map((r) => ({ before: round(r.before), after: round(r.after), sentioRps: round(r.v2.rps) })),
     in64BeforeV2: round(raw64BeforeV2), in64AfterV2: round(raw64AfterV2), beforeBatch32: round(rawBeforeBatch), afterBatch32: round(rawAfterBatch) };
-  const file = { build, machine, raw: { ...raw, bestSizes: BESIDE_SIZES, beside }, results, summary };
+  const file = { build, machine, raw: { ...raw, bestSizes: BESIDE_SIZES, beside }, results, summary: reported };
   writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify(file, null, 2)}\n`);
   // Drawn from what the results file holds, as `npm run bench:chart -- FILE` redraws it.
   writeFileSync(`bench/results/load-${stamp}.svg`, loadChartSvg(file));
   log(`results: bench/results/load-${stamp}.json, chart bench/results/load-${stamp}.svg`);
-  console.log(JSON.stringify(summary));
+  console.log(JSON.stringify(reported));
   if (failures.length) process.exitCode = 1; // figures with failed requests behind them are not a result
 }
 

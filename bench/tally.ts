@@ -10,16 +10,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { median } from './lib/stats.js';
+import { BARS, judgeBars } from './lib/bars.js';
+import type { BarFigures } from './lib/bars.js';
 
 const { values: args } = parseArgs({ options: { since: { type: 'string' }, full: { type: 'boolean', default: false } } });
 
 interface RunFile {
   machine?: { cpuFeatures?: { simd?: string } | null };
   raw?: { best?: number; beside?: { beforeBatch32?: number; afterBatch32?: number; v2Rounds?: Array<{ before: number; after: number }> } };
-  summary: {
-    quick?: boolean; sentio_rps: number; batch32_texts_per_s: number; sentio_vs_peer: number; sentio_vs_raw: number;
-    sentio_vs_raw_rounds?: number[]; batch32_vs_raw: number; p99_ms_at_70pct: number; p99_at_70pct_judged?: boolean;
-    failed_at_70pct?: number; rss_mb: number; raw_engine_best_in_run_texts_per_s?: number;
+  summary: BarFigures & {
+    quick?: boolean; sentio_rps: number; batch32_texts_per_s: number; sentio_vs_raw_rounds?: number[];
+    raw_engine_best_in_run_texts_per_s?: number;
   };
 }
 
@@ -59,14 +60,13 @@ if (runs.length === 0) {
   process.exit(0);
 }
 console.log(`${runs.length} runs (${runs.filter((r) => r.file.summary.quick).length} quick), ${runs[0]!.at} to ${runs.at(-1)!.at}${args.full ? ', full runs only' : ''}`);
-count('Sentio/peer >= 1.3', (f) => f.summary.sentio_vs_peer >= 1.3);
-count('Sentio/raw >= 0.6 (raw beside the V2 rounds)', (f) => f.summary.sentio_vs_raw >= 0.6);
-count('Sentio/raw >= 0.6 (the run\'s best raw)', (f) => { const b = rawBest(f); return b ? f.summary.sentio_rps / b >= 0.6 : null; });
-count('batch of 32 / raw >= 0.8 (raw beside the batch)', (f) => f.summary.batch32_vs_raw >= 0.8);
-count('batch of 32 / raw >= 0.8 (the run\'s best raw)', (f) => { const b = rawBest(f); return b ? f.summary.batch32_texts_per_s / b >= 0.8 : null; });
-// Files from before 2026-11-27 08:30 judged every 70% step, whatever its share of the maximum.
-count('p99 <= 50 ms at 70% (judged steps)', (f) => (f.summary.p99_at_70pct_judged === false ? null : f.summary.p99_ms_at_70pct <= 50 && (f.summary.failed_at_70pct ?? 0) === 0));
-count('RSS <= 400 MB', (f) => f.summary.rss_mb <= 400);
+count(`Sentio/peer >= ${BARS.sentioVsPeer}`, (f) => judgeBars(f.summary).sentio_vs_peer);
+count(`Sentio/raw >= ${BARS.sentioVsRaw} (raw beside the V2 rounds)`, (f) => judgeBars(f.summary).sentio_vs_raw);
+count(`Sentio/raw >= ${BARS.sentioVsRaw} (the run's best raw)`, (f) => { const b = rawBest(f); return b ? f.summary.sentio_rps / b >= BARS.sentioVsRaw : null; });
+count(`batch of 32 / raw >= ${BARS.batch32VsRaw} (raw beside the batch)`, (f) => judgeBars(f.summary).batch32_vs_raw);
+count(`batch of 32 / raw >= ${BARS.batch32VsRaw} (the run's best raw)`, (f) => { const b = rawBest(f); return b ? f.summary.batch32_texts_per_s / b >= BARS.batch32VsRaw : null; });
+count(`p99 <= ${BARS.p99Ms} ms at 70% (judged steps)`, (f) => judgeBars(f.summary).p99_at_70pct);
+count(`RSS <= ${BARS.rssMb} MB`, (f) => judgeBars(f.summary).rss);
 const ratios = runs.map((r) => r.file.summary.sentio_vs_raw);
 console.log(`Sentio/raw: median ${median(ratios).toFixed(3)}, ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`);
 const hosts = new Map<string, number>();
