@@ -19,7 +19,6 @@
  * costs, with settings that make the server refuse (e.g. '{"SENTIO_RATE_LIMIT_RPM":"1"}': every request 429).
  * Results: the printed table and JSON line, and bench/results/ab-<time>.json with every round.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { runLoad } from './lib/autocannon.js';
@@ -27,6 +26,7 @@ import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { median } from './lib/stats.js';
+import { writeResults } from './lib/results.js';
 import { cpuFeatures, machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
@@ -116,14 +116,11 @@ async function main(): Promise<void> {
     });
     console.log(JSON.stringify(summary));
     // Kept, so that a figure quoted from a comparison can be checked against its file.
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    mkdirSync('bench/results', { recursive: true });
-    const file = `bench/results/ab-${stamp}.json`;
-    writeFileSync(file, `${JSON.stringify({
+    const file = writeResults('ab', {
       args: { rounds, seconds, texts: textsPerRequest, connections, contexts, allAnswers },
       machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures() },
       variants: summary, turns,
-    }, null, 2)}\n`);
+    });
     console.log(`results: ${file}`);
   } finally {
     for (const c of children) await c.stop();

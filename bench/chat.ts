@@ -14,11 +14,12 @@
  */
 import http from 'node:http';
 import os from 'node:os';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { percentile, round } from './lib/stats.js';
+import { writeResults } from './lib/results.js';
 import { cpuFeatures } from './lib/machine.js';
 import { FakeLlm } from '../test/helpers/fake-llm.js';
 
@@ -219,9 +220,7 @@ async function main(): Promise<void> {
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, cpuFeatures: cpuFeatures(), node: process.version, quick, loadAverageAtStart, loadAverageAtEnd: os.loadavg()[0] };
     const upstreamSpec = { profiles: PROFILES, words: REPLY_WORDS };
     const result = { bench: 'chat', machine, upstream: upstreamSpec, scenarios, bars, pass, sentioRssMb: Math.round(sentio.rssMb()) };
-    mkdirSync('bench/results', { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    writeFileSync(`bench/results/chat-${stamp}.json`, `${JSON.stringify(result, null, 2)}\n`);
+    writeResults('chat', result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await sentio?.stop();

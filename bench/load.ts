@@ -38,7 +38,7 @@
  * idempotency) in a throw-away redis-server on loopback, as several instances would share it.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { createEngine } from '../src/engine/engine.js';
@@ -54,6 +54,7 @@ import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { loadChartSvg } from './lib/chart.js';
 import { judgeBars } from './lib/bars.js';
+import { resultsStem } from './lib/results.js';
 
 const quick = process.argv.includes('--quick');
 const providerArg = process.argv.indexOf('--provider');
@@ -521,8 +522,7 @@ async function main(): Promise<void> {
   if (Object.keys(summary.sentio_env).length) log(`env:    SENTIO_ settings in force for every server and the raw engine: ${Object.keys(summary.sentio_env).join(', ')}`);
   if (failures.length) log(`FAILED requests: ${failures.map((r) => `${r.name}: ${failed(r)}`).join('; ')}`);
 
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  mkdirSync('bench/results', { recursive: true });
+  const stem = resultsStem('load');
   const build = {
     commit: gitCommit(), model: `${engineModel.name}@${engineModel.version}`,
     // The kernels the engine picked for this CPU (avx512, avx2, base) and the rewrites it runs
@@ -534,10 +534,10 @@ async function main(): Promise<void> {
     v2Rounds: v2Rounds.rounds.map((r) => ({ before: round(r.before), after: round(r.after), sentioRps: round(r.v2.rps) })),
     in64BeforeV2: round(raw64BeforeV2), in64AfterV2: round(raw64AfterV2), beforeBatch32: round(rawBeforeBatch), afterBatch32: round(rawAfterBatch) };
   const file = { build, machine, raw: { ...raw, bestSizes: BESIDE_SIZES, beside }, results, summary: reported };
-  writeFileSync(`bench/results/load-${stamp}.json`, `${JSON.stringify(file, null, 2)}\n`);
+  writeFileSync(`${stem}.json`, `${JSON.stringify(file, null, 2)}\n`);
   // Drawn from what the results file holds, as `npm run bench:chart -- FILE` redraws it.
-  writeFileSync(`bench/results/load-${stamp}.svg`, loadChartSvg(file));
-  log(`results: bench/results/load-${stamp}.json, chart bench/results/load-${stamp}.svg`);
+  writeFileSync(`${stem}.svg`, loadChartSvg(file));
+  log(`results: ${stem}.json, chart ${stem}.svg`);
   console.log(JSON.stringify(reported));
   if (failures.length) process.exitCode = 1; // figures with failed requests behind them are not a result
 }

@@ -7,13 +7,13 @@
  * throw-away redis-server, as several instances would share it, and reports that server's memory too.
  * Writes bench/results/soak-<time>.json and ends with one JSON line.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { benchTexts } from './lib/texts.js';
 import { runLoad } from './lib/autocannon.js';
 import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
+import { writeResults } from './lib/results.js';
 
 const { values } = parseArgs({
   options: {
@@ -108,10 +108,8 @@ async function main(): Promise<void> {
     ...(first.redisMb !== undefined ? { redis_mb_first: first.redisMb, redis_mb_last: last.redisMb } : {}),
     errors: windows.reduce((a, w) => a + w.errors, 0),
   };
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync(`bench/results/soak-${stamp}.json`, `${JSON.stringify({ settings: { minutes, windowS, contexts, store, connections: 16 }, windows, summary }, null, 2)}\n`);
-  process.stderr.write(`results: bench/results/soak-${stamp}.json\n`);
+  const file = writeResults('soak', { settings: { minutes, windowS, contexts, store, connections: 16 }, windows, summary });
+  process.stderr.write(`results: ${file}\n`);
   console.log(JSON.stringify(summary));
 }
 

@@ -13,7 +13,6 @@
  * reference; then the ratios, the baseline's p99 over the default's and the default's bulk texts/s over
  * the baseline's. Results: bench/results/tenants-<time>.json, then one JSON line on stdout.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { runLoad } from './lib/autocannon.js';
@@ -22,6 +21,7 @@ import { freePort, startChild } from './lib/process.js';
 import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { median, round } from './lib/stats.js';
+import { writeResults } from './lib/results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -127,10 +127,7 @@ async function main(): Promise<void> {
     const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, quick };
     const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveRate, lightKeys, baseline, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
       raw: servers.map((s) => ({ name: s.name, env: s.env, alone: s.alone, rounds: s.rounds })) };
-    mkdirSync('bench/results', { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    writeFileSync(`bench/results/tenants-${stamp}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    log(`results: bench/results/tenants-${stamp}.json`);
+    log(`results: ${writeResults('tenants', result)}`);
     process.stdout.write(`${JSON.stringify({ baseline, ...summary, ...ratios })}\n`);
   } finally {
     for (const s of servers) await s.child?.stop();

@@ -20,13 +20,14 @@
  * however many threads it runs, which hides what extra threads buy. Measure in a session of its own with
  * a larger share (root): setsid sh -c 'echo -10 > /proc/self/autogroup; exec npm run -s bench:workers'
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { median } from './lib/stats.js';
+import { writeResults } from './lib/results.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -157,10 +158,8 @@ async function main(): Promise<void> {
   for (const s of summary) {
     log(`${s.store}: median req/s ${JSON.stringify(s.medianRps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOneWorker)}  server cores ${JSON.stringify(s.serverCores)}`);
   }
-  mkdirSync('bench/results', { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const machine = { cores, cpu: os.cpus()[0]?.model, loadAverage: Number(load), node: process.version, connections: CONNECTIONS, pipelining: PIPELINING, contextMessages: CONTEXT_MESSAGES, durationS: DURATION_S, rounds: ROUNDS };
-  writeFileSync(`bench/results/workers-${stamp}.json`, `${JSON.stringify({ machine, results, summary }, null, 2)}\n`);
+  writeResults('workers', { machine, results, summary });
   process.stdout.write(`${JSON.stringify({ bench: 'workers', machine, summary })}\n`);
 }
 
