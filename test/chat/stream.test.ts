@@ -9,6 +9,7 @@ import { TEST_KEY, startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { DEFAULT_REPLY, FakeLlm } from '../helpers/fake-llm.js';
 import { LlmClient } from '../../src/llm/client.js';
+import { waitFor } from '../helpers/wait.js';
 
 let s: TestServer;
 let llm: FakeLlm;
@@ -325,7 +326,7 @@ describe('shutdown during a stream', () => {
         for await (const chunk of res.body!) text += decoder.decode(chunk, { stream: true });
       })();
       // A few words in (counted, not timed: 250 ms could be before the first on a slow host)
-      for (const until = Date.now() + 10_000; (text.match(/"delta"/g) ?? []).length < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => (text.match(/"delta"/g) ?? []).length >= 2);
       await other.sentio.close(200);
       await reading;
       const events = text.split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
@@ -399,7 +400,7 @@ describe('shutdown during a stream', () => {
       const res = fetch(`${other.base}${V2}`, {
         method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')], { stream: false })),
       });
-      for (const until = Date.now() + 10_000; llm.received.length === seen && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received.length !== seen);
       expect(llm.received.length).toBe(seen + 1); // waiting for the LLM now
       await other.sentio.close(200);
       const r = await res;

@@ -5,6 +5,7 @@ import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
+import { waitFor } from '../helpers/wait.js';
 
 let s: TestServer;
 beforeAll(async () => { s = await startTestServer(); });
@@ -56,7 +57,7 @@ describe('authentication', () => {
     const t = await startTestServer({ SENTIO_MAX_IN_FLIGHT: '1', SENTIO_LLM_BASE_URL: llm.url });
     try {
       const busy = t.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] });
-      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received.length > 0);
       expect(llm.received).toHaveLength(1);
       await expectError(await fetch(`${t.base}/v2/emotions/x`), 401, 'authentication_error', 'missing_api_key');
       const shed = await t.get('/v2/emotions/x');

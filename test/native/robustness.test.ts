@@ -19,6 +19,7 @@ import {
 } from '../../src/engine/engine.js';
 import type { Engine, TextScores } from '../../src/engine/engine.js';
 import { MODEL_DIR, dairTexts, loadNative } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const texts = dairTexts();
 let engine: Engine;
@@ -194,7 +195,7 @@ describe('lifecycle', () => {
       const answered: string[] = [];
       const bulk = native.run(h, job).then(() => answered.push('bulk'));
       // The engine thread has taken the job (its one run takes far longer than this wait)
-      for (const until = Date.now() + 10_000; native.info(h).jobsTaken === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 1));
+      await waitFor(() => native.info(h).jobsTaken > 0, { everyMs: 1 });
       const urgent = native.run(h, ['I am so happy today'], true).then(() => answered.push('priority'));
       await Promise.all([bulk, urgent]);
       return answered;

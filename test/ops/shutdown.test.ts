@@ -6,6 +6,7 @@ import { FakeLlm } from '../helpers/fake-llm.js';
 import { startServerProcess } from '../helpers/process.js';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import { parseHead } from '../helpers/raw-http.js';
+import { waitFor } from '../helpers/wait.js';
 
 const KEY = 'sentio_test_shutdown_key';
 
@@ -99,11 +100,11 @@ describe('graceful shutdown', () => {
     try {
       llm.enqueue({ kind: 'hang' });
       const chat = s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] });
-      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received.length > 0);
       expect(llm.received).toHaveLength(1);
       s.sentio.server.closeAll();
       expect((await chat).status).toBe(503);
-      for (const until = Date.now() + 5_000; !llm.received[0]!.closedEarly && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received[0]!.closedEarly, { ms: 5_000 });
       expect(llm.received[0]!.closedEarly).toBe(true);
     } finally {
       await s.close();
@@ -121,7 +122,7 @@ describe('graceful shutdown', () => {
       const env = { SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' };
       // The signal goes once the request is upstream: sent before the server took it, it met a closed port.
       const upstream = async (n: number) => {
-        for (const until = Date.now() + 10_000; llm.received.length < n && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+        await waitFor(() => llm.received.length >= n);
         expect(llm.received).toHaveLength(n);
       };
       // A request the upstream never answers, cut when the 400 ms grace period ends: 503, exit 0.
@@ -144,7 +145,7 @@ describe('graceful shutdown', () => {
         t0 = performance.now();
         p.child.kill('SIGTERM');
         const draining = p.output;
-        for (const until = Date.now() + 10_000; !draining.some((l) => l.includes('shutting down: draining')) && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+        await waitFor(() => draining.some((l) => l.includes('shutting down: draining')));
         p.child.kill('SIGTERM');
         expect(await p.exited, `workers ${workers}`).toBe(1);
         expect(performance.now() - t0).toBeLessThan(3_000);
@@ -169,7 +170,7 @@ describe('graceful shutdown', () => {
       const a = await startServerProcess({ ...env, SENTIO_SHUTDOWN_GRACE_MS: '300' });
       llm.enqueue({ kind: 'hang' });
       const pending = chat(a.base);
-      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received.length > 0);
       expect(llm.received).toHaveLength(1);
       a.child.kill('SIGTERM');
       expect((await pending).status).toBe(503);

@@ -17,6 +17,7 @@ import { startRedis } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import { startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let redis: RedisServer;
 let admin: Redis;
@@ -36,10 +37,7 @@ async function server(env: Record<string, string> = {}): Promise<TestServer> {
 
 /** Polls `done` until it holds, failing after 10 s. */
 async function until(done: () => Promise<boolean>): Promise<void> {
-  for (const deadline = Date.now() + 10_000; !(await done());) {
-    expect(Date.now(), 'waited 10 s').toBeLessThan(deadline);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  expect(await waitFor(done, { everyMs: 5 }), 'waited 10 s').toBe(true);
 }
 
 const analyse = (s: TestServer, ctx: string | undefined, texts: string[], headers: Record<string, string> = {}) =>
@@ -105,7 +103,7 @@ describe('Redis failures', () => {
       const s = await server({ SENTIO_REDIS_TIMEOUT_MS: '300', SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '800' });
       llm.enqueue({ kind: 'hang' });
       const reply = s.post('/v2/chat/completions', { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }, { 'idempotency-key': 'lost-release' });
-      for (const until = Date.now() + 5_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => llm.received.length > 0, { ms: 5_000 });
       expect(llm.received).toHaveLength(1); // claimed, and upstream: now Redis goes
       redis.pause();
       try {

@@ -11,6 +11,7 @@ import { startRedis } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let redis: RedisServer;
 let engineA: AnalysisEngine;
@@ -101,7 +102,7 @@ describe('two instances, one Redis', () => {
       const key2 = crypto.randomUUID();
       const turn = { model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'still running?' }] };
       const slow = c.post('/v2/chat/completions', turn, { 'idempotency-key': key2 });
-      for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
+      await waitFor(() => llm.received.length > 0, { everyMs: 5 });
       expect(llm.received).toHaveLength(1);
       const dup = await d.post('/v2/chat/completions', turn, { 'idempotency-key': key2 });
       expect(dup.status).toBe(409);

@@ -7,6 +7,7 @@ import { FakeLlm } from '../helpers/fake-llm.js';
 import { freePort } from '../helpers/free-port.js';
 import { startServerProcess } from '../helpers/process.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const KEY = 'sentio_process_key_0123456789';
 
@@ -55,10 +56,7 @@ describe('server process', () => {
       const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
       const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_TEST_CRASH: kind }, { nodeArgs: ['--import', preload] });
       try {
-        const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline && !p.output.some((l) => l.includes('"HTTP worker restarted"'))) {
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await waitFor(() => p.output.some((l) => l.includes('"HTTP worker restarted"')), { ms: 30_000, everyMs: 100 });
         expect(p.output.some((l) => l.includes('"level":60') && l.includes('HTTP worker failed'))).toBe(true);
         expect(p.output.some((l) => l.includes('HTTP worker exited; starting a new one'))).toBe(true);
         expect(p.output.some((l) => l.includes('"HTTP worker restarted"'))).toBe(true);
@@ -82,9 +80,8 @@ describe('server process', () => {
     void p.exited.then((code) => { exitedEarly ??= code; });
     try {
       // Waits for the replacements' own word, not a fixed time: a 2 s sleep once ran out on a slow host.
-      const deadline = Date.now() + 30_000;
       const count = (line: string) => p.output.filter((l) => l.includes(line)).length;
-      while (Date.now() < deadline && count('"HTTP worker restarted"') < 2) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => count('"HTTP worker restarted"') >= 2, { ms: 30_000, everyMs: 100 });
       expect(count('HTTP worker exited; starting a new one')).toBe(2);
       expect(count('"HTTP worker restarted"')).toBe(2);
       expect(exitedEarly).toBeUndefined();
@@ -159,15 +156,13 @@ describe('server process', () => {
       // Worker 0 fails once every request is upstream: its requests get 503, the other worker's time out
       // (504). The kernel spreads the connections over both workers (all ten on one: 1 in 512).
       const pending = Promise.all(keys.map(chat));
-      const deadline = Date.now() + 2_500;
-      while (Date.now() < deadline && llm.received.length < keys.length) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => llm.received.length >= keys.length, { ms: 2_500, everyMs: 20 });
       expect(llm.received).toHaveLength(keys.length);
       p.child.kill('SIGUSR2');
       const first = await pending;
       expect(first).toContain(503);
       for (const s of first) expect([503, 504]).toContain(s);
-      const restarted = Date.now() + 30_000;
-      while (Date.now() < restarted && !p.output.some((l) => l.includes('"HTTP worker restarted"'))) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => p.output.some((l) => l.includes('"HTTP worker restarted"')), { ms: 30_000, everyMs: 100 });
       expect(await Promise.all(keys.map(chat))).toEqual(keys.map(() => 200));
     } finally {
       p.child.kill('SIGTERM');
@@ -185,11 +180,7 @@ describe('server process', () => {
       SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_REDIS_URL: redis.url, SENTIO_REDIS_PREFIX: `respawn${Date.now()}:`,
       SENTIO_TEST_CRASH_ON: 'SIGUSR2',
     }, { nodeArgs: ['--import', preload] });
-    const until = async (what: (l: string) => boolean, ms: number) => {
-      const deadline = Date.now() + ms;
-      while (Date.now() < deadline && !p.output.some(what)) await new Promise((r) => setTimeout(r, 50));
-      return p.output.some(what);
-    };
+    const until = (what: (l: string) => boolean, ms: number) => waitFor(() => p.output.some(what), { ms, everyMs: 50 });
     try {
       await redis.kill();
       p.child.kill('SIGUSR2'); // worker 0 fails now; its replacement cannot reach Redis

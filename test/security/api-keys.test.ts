@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysCommand } from '../../src/cli/keys.js';
 import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'sentio-keys-'));
 const file = path.join(dir, 'keys.json');
@@ -124,12 +125,7 @@ describe('hashed key file and the keys CLI', () => {
       return code;
     };
     // Waits for the server's word that it saw each move (its poll runs every 250 ms), not a fixed time.
-    const logged = async (msg: string, after: number) => {
-      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 25))) {
-        if (s.logs.slice(after).some((l) => l.includes(`"msg":"${msg}"`))) return true;
-      }
-      return false;
-    };
+    const logged = (msg: string, after: number) => waitFor(() => s.logs.slice(after).some((l) => l.includes(`"msg":"${msg}"`)), { ms: 5_000, everyMs: 25 });
     let mark = s.logs.length;
     renameSync(file, `${file}.away`);
     expect(await logged('API key file unreadable; keeping the previous keys', mark)).toBe(true);

@@ -4,6 +4,7 @@ import { OTHER_KEY, startTestServer, TEST_KEY } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { post, rawRequest } from '../helpers/raw-http.js';
 import { testEngine } from '../helpers/engine.js';
+import { waitFor } from '../helpers/wait.js';
 
 let s: TestServer;
 const VICTIM = 'fuzz-victim';
@@ -202,9 +203,7 @@ describe('hostile input', () => {
       await Promise.all(opened);
       // Scrapes are not shed, and the other key's is not counted against this one.
       const gauges = async () => (await small.get('/metrics', { 'x-api-key': OTHER_KEY })).text();
-      const until = async (re: RegExp) => {
-        for (const deadline = Date.now() + 10_000; !re.test(await gauges()) && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 10));
-      };
+      const until = (re: RegExp) => waitFor(async () => re.test(await gauges()));
       await until(/^sentio_http_key_requests_in_flight_max 6$/m);
       const body = { messages: [{ content: { text: 'a slot for me?' } }] };
       const mine = await small.post('/v2/emotions/analysis', body);
@@ -251,12 +250,12 @@ describe('hostile input', () => {
       const sock = net.connect(t.sentio.port, '127.0.0.1', () => sock.write(full));
       sock.on('error', () => undefined);
       const busy = () => { const st = engine.stats!(); return st.queuedTexts + st.inFlightBatches > 0; };
-      for (const until = Date.now() + 10_000; !busy() && Date.now() < until;) await new Promise((r) => setTimeout(r, 1));
+      await waitFor(() => busy(), { everyMs: 1 });
       expect(busy()).toBe(true);
       sock.destroy();
       type Line = { level: number; status?: number; route?: string };
       const lines = () => t.logs.map((l) => JSON.parse(l) as Line);
-      for (const until = Date.now() + 10_000; !lines().some((l) => l.route === '/v2/emotions/batch-analysis') && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => lines().some((l) => l.route === '/v2/emotions/batch-analysis'));
       expect(lines().filter((l) => l.level >= 50)).toEqual([]);
       expect(lines().filter((l) => l.route === '/v2/emotions/batch-analysis').map((l) => l.status)).toEqual([499]);
     } finally {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { OTHER_KEY, startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let s: TestServer;
 // A fake upstream for the chat cases: it counts the requests that really ran, and fails on demand.
@@ -62,7 +63,7 @@ describe('Idempotency-Key', () => {
     const key = crypto.randomUUID();
     const body = chat('still running?', false);
     const first = s.post('/v2/chat/completions', body, { 'idempotency-key': key });
-    for (const until = Date.now() + 10_000; llm.received.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => llm.received.length > 0, { everyMs: 5 });
     expect(llm.received).toHaveLength(1);
     const dup = await s.post('/v2/chat/completions', body, { 'idempotency-key': key });
     expect(dup.status).toBe(409);
