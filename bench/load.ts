@@ -53,7 +53,7 @@ import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { loadChartSvg } from './lib/chart.js';
-import { judgeBars } from './lib/bars.js';
+import { BARS, judgeBars } from './lib/bars.js';
 import { resultsStem } from './lib/results.js';
 
 const quick = process.argv.includes('--quick');
@@ -494,7 +494,7 @@ async function main(): Promise<void> {
     context_messages_stored: Math.round(context.rps * context.durationS),
     v2_cpu_us_per_request: v2.cpuUsPerRequest,
     // All CPU time on the machine that one request may cost for Sentio to reach 0.6 x raw
-    cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (0.6 * rawV2)),
+    cpu_us_per_request_at_bar: round((os.cpus().length * 1e6) / (BARS.sentioVsRaw * rawV2)),
     // Errors and non-2xx answers over every scenario (a baseline that failed requests flatters the ratios)
     failed_requests: failures.reduce((n, r) => n + failed(r), 0),
     provider,
@@ -514,11 +514,11 @@ async function main(): Promise<void> {
   log(`70%:    ${at70Steps.map((a) => `${round(a.offered)} req/s offered, ${round(100 * a.share)}% of the maxima around it, p99 ${a.p99} ms`).join('; then ')}${at70Judged ? '' : ' (never within 65–75%: not judged)'}`);
   log(`long sessions (1,000 stored messages) against short ones: context analysis ${summary.context_long_vs_short}, GET state ${summary.state_long_vs_short}; their server's RSS ${summary.rss_mb_long_sessions} MB`);
   const c = v2.cpuUsPerRequest;
-  log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= 0.6 allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
+  log(`cpu:    a V2 request cost ${round(c.generator + c.serverMain + c.serverEngine + c.serverOther)} µs of CPU (generator ${c.generator}, server main ${c.serverMain}, engine ${c.serverEngine}, other ${c.serverOther}), the machine ${c.machineIdlePct}% idle; sentio/raw >= ${BARS.sentioVsRaw} allows ${summary.cpu_us_per_request_at_bar} µs in all with the CPUs fully used`);
   // The five bars, judged on the figures above (each ratio against the raw engine beside its scenario)
   const bars = judgeBars(summary);
   const reported = { ...summary, bars };
-  log(`bars:   sentio/peer >= 1.3: ${bars.sentio_vs_peer}  sentio/raw >= 0.6: ${bars.sentio_vs_raw}  batch32/raw >= 0.8: ${bars.batch32_vs_raw}  p99@70% <= 50 ms: ${bars.p99_at_70pct ?? 'not judged'}  rss <= 400 MB: ${bars.rss}`);
+  log(`bars:   sentio/peer >= ${BARS.sentioVsPeer}: ${bars.sentio_vs_peer}  sentio/raw >= ${BARS.sentioVsRaw}: ${bars.sentio_vs_raw}  batch32/raw >= ${BARS.batch32VsRaw}: ${bars.batch32_vs_raw}  p99@70% <= ${BARS.p99Ms} ms: ${bars.p99_at_70pct ?? 'not judged'}  rss <= ${BARS.rssMb} MB: ${bars.rss}`);
   if (Object.keys(summary.sentio_env).length) log(`env:    SENTIO_ settings in force for every server and the raw engine: ${Object.keys(summary.sentio_env).join(', ')}`);
   if (failures.length) log(`FAILED requests: ${failures.map((r) => `${r.name}: ${failed(r)}`).join('; ')}`);
 
