@@ -27,7 +27,7 @@ import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { median } from './lib/stats.js';
 import { writeResults } from './lib/results.js';
-import { cpuFeatures, machineTimes } from './lib/machine.js';
+import { describeMachine, machineTimes } from './lib/machine.js';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     // Kept, so that a figure quoted from a comparison can be checked against its file.
     const file = writeResults('ab', {
       args: { rounds, seconds, texts: textsPerRequest, connections, contexts, allAnswers },
-      machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures() },
+      machine: describeMachine(),
       variants: summary, turns,
     });
     console.log(`results: ${file}`);

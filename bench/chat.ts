@@ -20,7 +20,7 @@ import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { percentile, round } from './lib/stats.js';
 import { writeResults } from './lib/results.js';
-import { cpuFeatures } from './lib/machine.js';
+import { describeMachine } from './lib/machine.js';
 import { FakeLlm } from '../test/helpers/fake-llm.js';
 
 /**
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     };
     log(`bars: non-stream p50 added ${bars.nonStreamAddedP50Ms.c1} ms (c=1), ${bars.nonStreamAddedP50Ms.c64} ms (c=64), bar 5 ms; `
       + `TTFT p50 added ${bars.ttftAddedP50Ms.c1} ms (c=1), ${bars.ttftAddedP50Ms.c64} ms (c=64), bar 3 ms`);
-    const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, cpuFeatures: cpuFeatures(), node: process.version, quick, loadAverageAtStart, loadAverageAtEnd: os.loadavg()[0] };
+    const machine = { ...describeMachine(), quick, loadAverageAtStart, loadAverageAtEnd: os.loadavg()[0] };
     const upstreamSpec = { profiles: PROFILES, words: REPLY_WORDS };
     const result = { bench: 'chat', machine, upstream: upstreamSpec, scenarios, bars, pass, sentioRssMb: Math.round(sentio.rssMb()) };
     writeResults('chat', result);

@@ -31,6 +31,8 @@ import { native } from '../src/engine/binding.js';
 import type { ExecutionProvider, NativeHandle } from '../src/engine/binding.js';
 import { createEngine } from '../src/engine/engine.js';
 import { closedLoop } from './lib/closed-loop.js';
+import { describeMachine } from './lib/machine.js';
+import { writeResults } from './lib/results.js';
 import { percentile } from './lib/stats.js';
 import type { Engine, EngineOptions } from '../src/engine/engine.js';
 import { readModelFiles } from '../src/engine/model-files.js';
@@ -216,6 +218,7 @@ async function throughputBench(): Promise<void> {
   await native.dispose(handle);
   if (other) await native.dispose(other);
   await peer.close();
+  console.error(`results: ${writeResults('engine', { machine: describeMachine(), args, summary })}`);
   console.log(JSON.stringify(summary));
 }
 
@@ -253,7 +256,9 @@ async function memoryBench(): Promise<void> {
   console.log(`memory: ${fmt(total)} texts in ${seconds.toFixed(1)} s; RSS ${fmt(before / (1 << 20), 1)} MB -> ${fmt(after / (1 << 20), 1)} MB ` +
     `(growth ${growthMb.toFixed(1)} MB${gc ? '' : ', run with --expose-gc for a steadier figure'})`);
   await engine.close();
-  console.log(JSON.stringify({ memory_texts: total, rss_before_mb: Number((before / (1 << 20)).toFixed(1)), rss_after_mb: Number((after / (1 << 20)).toFixed(1)), rss_growth_mb: Number(growthMb.toFixed(1)) }));
+  const summary = { memory_texts: total, rss_before_mb: Number((before / (1 << 20)).toFixed(1)), rss_after_mb: Number((after / (1 << 20)).toFixed(1)), rss_growth_mb: Number(growthMb.toFixed(1)) };
+  console.error(`results: ${writeResults('engine-memory', { machine: describeMachine(), args, summary })}`);
+  console.log(JSON.stringify(summary));
 }
 
 /**
@@ -298,7 +303,9 @@ async function idleBench(): Promise<void> {
   console.log(`wake steering active: ${engines.on.info.wakeSteering} (needs Linux and 2+ CPUs)`);
   await engines.on.close();
   await engines.off.close();
-  console.log(JSON.stringify({ idle: result, wake_steering: engines.on.info.wakeSteering }));
+  const summary = { idle: result, wake_steering: engines.on.info.wakeSteering };
+  console.error(`results: ${writeResults('engine-idle', { machine: describeMachine(), args, summary })}`);
+  console.log(JSON.stringify(summary));
 }
 
 await (args.memory ? memoryBench() : args.idle ? idleBench() : throughputBench());

@@ -44,7 +44,7 @@ import { loadConfig } from '../src/config.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { ExecutionProvider } from '../src/engine/binding.js';
 import { benchTexts } from './lib/texts.js';
-import { cpuFeatures, machineTimes } from './lib/machine.js';
+import { cpuFeatures, describeMachine, machineTimes } from './lib/machine.js';
 import { round } from './lib/stats.js';
 import { closedLoop } from './lib/closed-loop.js';
 import { runLoad } from './lib/autocannon.js';
@@ -528,7 +528,7 @@ async function main(): Promise<void> {
     // The kernels the engine picked for this CPU (avx512, avx2, base) and the rewrites it runs
     packedKernels: rawEngine.info.packedKernels, fusedPoolings: rawEngine.info.fusedPoolings,
   };
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures(), memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}`, gpu: gpuName() };
+  const machine = { ...describeMachine(), gpu: gpuName() };
   const beside = {
     beforeV2: round(rawBeforeV2), afterV2: round(rawAfterV2),
     v2Rounds: v2Rounds.rounds.map((r) => ({ before: round(r.before), after: round(r.after), sentioRps: round(r.v2.rps) })),

@@ -14,6 +14,7 @@ import { runLoad } from './lib/autocannon.js';
 import { freePort, startChild } from './lib/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { writeResults } from './lib/results.js';
+import { describeMachine } from './lib/machine.js';
 
 const { values } = parseArgs({
   options: {
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
     ...(first.redisMb !== undefined ? { redis_mb_first: first.redisMb, redis_mb_last: last.redisMb } : {}),
     errors: windows.reduce((a, w) => a + w.errors, 0),
   };
-  const file = writeResults('soak', { settings: { minutes, windowS, contexts, store, connections: 16 }, windows, summary });
+  const file = writeResults('soak', { machine: describeMachine(), settings: { minutes, windowS, contexts, store, connections: 16 }, windows, summary });
   process.stderr.write(`results: ${file}\n`);
   console.log(JSON.stringify(summary));
 }

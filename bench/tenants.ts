@@ -13,7 +13,6 @@
  * reference; then the ratios, the baseline's p99 over the default's and the default's bulk texts/s over
  * the baseline's. Results: bench/results/tenants-<time>.json, then one JSON line on stdout.
  */
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { runLoad } from './lib/autocannon.js';
 import type { LoadResult } from './lib/autocannon.js';
@@ -22,6 +21,7 @@ import type { Child } from './lib/process.js';
 import { benchTexts } from './lib/texts.js';
 import { median, round } from './lib/stats.js';
 import { writeResults } from './lib/results.js';
+import { describeMachine } from './lib/machine.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     }
     log(`ratios: B's p99 ${baseline}/fair ${ratios.interactive_p99_baseline_over_fair}, p50 ${ratios.interactive_p50_baseline_over_fair}; `
       + `A's texts/s fair/${baseline} ${ratios.bulk_texts_fair_over_baseline}`);
-    const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, quick };
+    const machine = { ...describeMachine(), quick };
     const result = { bench: 'tenants', machine, rounds, seconds, bulkConnections, bulkTexts, interactiveRate, lightKeys, baseline, interactiveConnections: INTERACTIVE_CONNECTIONS, summary, ratios,
       raw: servers.map((s) => ({ name: s.name, env: s.env, alone: s.alone, rounds: s.rounds })) };
     log(`results: ${writeResults('tenants', result)}`);

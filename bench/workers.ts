@@ -28,6 +28,7 @@ import { startRedis } from '../test/helpers/redis.js';
 import type { Child } from './lib/process.js';
 import { median } from './lib/stats.js';
 import { writeResults } from './lib/results.js';
+import { describeMachine } from './lib/machine.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
   for (const s of summary) {
     log(`${s.store}: median req/s ${JSON.stringify(s.medianRps)}  ratio to 1 worker ${JSON.stringify(s.ratioToOneWorker)}  server cores ${JSON.stringify(s.serverCores)}`);
   }
-  const machine = { cores, cpu: os.cpus()[0]?.model, loadAverage: Number(load), node: process.version, connections: CONNECTIONS, pipelining: PIPELINING, contextMessages: CONTEXT_MESSAGES, durationS: DURATION_S, rounds: ROUNDS };
+  const machine = { ...describeMachine(), cores, loadAverage: Number(load), connections: CONNECTIONS, pipelining: PIPELINING, contextMessages: CONTEXT_MESSAGES, durationS: DURATION_S, rounds: ROUNDS };
   writeResults('workers', { machine, results, summary });
   process.stdout.write(`${JSON.stringify({ bench: 'workers', machine, summary })}\n`);
 }

@@ -31,3 +31,11 @@ export function cpuFeatures(): { simd: 'avx512' | 'avx2' | 'baseline'; family: n
   const flags = new Set((/^flags\s*:\s*(.*)$/m.exec(info)?.[1] ?? '').split(' '));
   return { simd: flags.has('avx512f') ? 'avx512' : flags.has('avx2') ? 'avx2' : 'baseline', family: field('cpu family'), model: field('model') };
 }
+
+/** What every results file records of the machine it was measured on, so that figures are read against it. */
+export function describeMachine(): { cpus: number; cpu: string | undefined; cpuFeatures: ReturnType<typeof cpuFeatures>; memGiB: number; node: string; platform: string } {
+  return {
+    cpus: os.cpus().length, cpu: os.cpus()[0]?.model, cpuFeatures: cpuFeatures(),
+    memGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10, node: process.version, platform: `${os.platform()} ${os.release()}`,
+  };
+}
