@@ -165,7 +165,7 @@ export function chatResponses(version: 'v1' | 'v2') {
       choices: z.array(z.looseObject({ index: count.optional() })),
       ...z.strictObject(chatTail(version)).partial().shape,
     })
-    .describe('A chunk: the upstream\'s, relayed, or the last one, with Sentio\'s fields and no choices');
+    .describe('A chunk: the upstream\'s, relayed; the last one carries Sentio\'s fields, on the finishing chunk\'s choices, or with none when the request set stream_options.include_usage');
   return {
     completion: z.strictObject({
       ...head,
@@ -176,7 +176,7 @@ export function chatResponses(version: 'v1' | 'v2') {
     chunk,
     /** What a `data:` event holds: a chunk, or the error that ends a stream once it has begun. */
     event: z.union([chunk, ErrorResponse])
-      .describe('One data: event of a stream: the upstream\'s chunks relayed, then one chunk with Sentio\'s fields and no choices, then [DONE]; an error after the stream began (the upstream failing, the server shutting down) is an Error body, then [DONE]'),
+      .describe('One data: event of a stream: the upstream\'s chunks relayed, the last with Sentio\'s fields (with include_usage, a chunk of its own with no choices), then [DONE]; an error after the stream began (the upstream failing, the server shutting down) is an Error body, then [DONE]'),
   };
 }
 

@@ -44,8 +44,14 @@ export interface UpstreamStream extends AsyncIterable<UpstreamChunk> {
 
 /** Bytes of an upstream error body kept for the message. */
 const ERROR_BODY_LIMIT = 16_384;
-/** Bytes of a completion accepted, streamed or not (a runaway upstream must not exhaust memory). */
+/** Bytes of a completion accepted whole (a runaway upstream must not exhaust memory). */
 const COMPLETION_BODY_LIMIT = 32 * 1_048_576;
+/**
+ * Bytes of a stream accepted (a runaway upstream must not stream for ever). Nothing of it is held, and
+ * each token costs 200-odd bytes of chunk around it: 32 MiB cut a reply off at about 130,000 tokens,
+ * which long-output models reach; this is about half a million.
+ */
+const STREAM_BODY_LIMIT = 128 * 1_048_576;
 /** Characters of one stream event: a chat chunk is a few hundred; a whole tool call's arguments in one can be large. */
 const STREAM_EVENT_LIMIT = 4 * 1_048_576;
 /** Resends of a request whose pooled socket turned out closed; then the error stands. */
@@ -131,8 +137,8 @@ export class LlmClient {
         const pieces = res.iterator({ destroyOnReturn: false }) as AsyncIterableIterator<Buffer>;
         for await (const piece of pieces) {
           received += piece.length;
-          if (received > COMPLETION_BODY_LIMIT) {
-            throw new UpstreamError('failed', `the upstream LLM streamed more than ${COMPLETION_BODY_LIMIT} bytes`);
+          if (received > STREAM_BODY_LIMIT) {
+            throw new UpstreamError('failed', `the upstream LLM streamed more than ${STREAM_BODY_LIMIT} bytes`);
           }
           const lines = parser.lines;
           const events = parser.push(decoder.write(piece));

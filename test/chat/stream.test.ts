@@ -84,14 +84,14 @@ describe('streaming chat', () => {
       expect(c.model).toBe('llm-k2-thinking-turbo');
       expect(Number.isInteger(c.created)).toBe(true);
     }
-    const content = chunks.slice(0, -1);
-    expect(content[0]!.choices[0].delta.role).toBe('assistant');
-    expect(content.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(DEFAULT_REPLY);
-    expect(content.at(-1)!.choices[0].finish_reason).toBe('stop');
-    expect(content.slice(0, -1).every((c) => c.choices[0].finish_reason === null)).toBe(true);
+    // Every chunk has its choice (clients read choices[0] of each): Sentio's fields ride on the finishing one.
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+    expect(chunks[0]!.choices[0].delta.role).toBe('assistant');
+    expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(DEFAULT_REPLY);
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
+    expect(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null && c.emotions === undefined)).toBe(true);
 
     const last = chunks.at(-1)!;
-    expect(last.choices).toEqual([]);
     expect(last.emotion_model).toBe('emotion-v2');
     expect(last.emotions.user.text).toBe('I just got engaged!!');
     expect(Object.keys(last.emotions.assistant).sort()).toEqual(['arousal', 'category', 'intensity', 'raw', 'valence']);
@@ -102,6 +102,23 @@ describe('streaming chat', () => {
     // Sentio asks the upstream for usage in the stream
     expect(llm.last!.body['stream_options']).toEqual({ include_usage: true });
     expect(llm.last!.body['stream']).toBe(true);
+  });
+
+  it('with stream_options.include_usage, ends with a chunk of its own without choices, as OpenAI sends usage', async () => {
+    const { events } = await streamChat(V2, body([user('I just got engaged!!')], { stream_options: { include_usage: true } }));
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.json!);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.emotions.assistant.category).toBeTypeOf('string');
+    expect(last.usage.analyse_tokens).toBeGreaterThan(0);
+    expect(last.conversationMode.mode).toBeTypeOf('string');
+    const content = chunks.slice(0, -1);
+    expect(content.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(DEFAULT_REPLY);
+    expect(content.at(-1)!.choices[0].finish_reason).toBe('stop');
+    expect(content.every((c) => c.emotions === undefined && c.usage === undefined)).toBe(true);
+    // The option is Sentio's to honour: the upstream is asked for usage either way.
+    expect(llm.last!.body['stream_options']).toEqual({ include_usage: true });
   });
 
   it('reuses the upstream connection from one stream to the next (keep-alive pool)', async () => {
@@ -140,8 +157,8 @@ describe('streaming chat', () => {
     const calls = deltas.filter((d: any) => d.tool_calls).flatMap((d: any) => d.tool_calls);
     expect(calls[0]).toMatchObject({ index: 0, id: 'call_9', type: 'function', function: { name: 'lookup' } });
     expect(calls.map((c: any) => c.function.arguments).join('')).toBe('{"q":"sentio"}');
-    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('tool_calls');
     const last = chunks.at(-1)!;
+    expect(last.choices[0].finish_reason).toBe('tool_calls');
     expect(last.emotions.assistant).toBeUndefined();
     expect(last.usage.completion_tokens).toBeGreaterThan(0);
   });
@@ -539,7 +556,7 @@ describe('malformed upstream streams', () => {
     expect(events.at(-2)!.json!.emotions.assistant.raw).toEqual(whole);
   });
 
-  it('an event that never ends, or a stream past 32 MiB, is cut off with upstream_error', async () => {
+  it('an event that never ends, or a stream past 128 MiB, is cut off with upstream_error', async () => {
     const kib64 = 'x'.repeat(65_536);
     // One data line of 8 MiB that never ends: refused at 4 Mi characters, long before its end.
     llm.enqueue({ kind: 'raw', pieces: { count: 128, piece: (i) => (i === 0 ? `data: ${kib64}` : kib64) } });
@@ -548,12 +565,13 @@ describe('malformed upstream streams', () => {
     expect(((await res.json()) as Record<string, any>).error.message).toMatch(/stream event over/);
     await llm.settled(llm.last!);
     expect(llm.last!.closedEarly).toBe(true);
-    // Well-formed events, 33 MiB of them: refused at 32 MiB.
+    // Well-formed events, 129 MiB of them: refused at 128 MiB (at 32 MiB until 2026-11-28, about 130,000
+    // tokens in OpenAI's chunks, which long-output models reach).
     const event = chunk([{ index: 0, delta: { content: kib64 } }]);
-    llm.enqueue({ kind: 'raw', pieces: { count: Math.ceil((33 * 1_048_576) / event.length), piece: () => event } });
+    llm.enqueue({ kind: 'raw', pieces: { count: Math.ceil((129 * 1_048_576) / event.length), piece: () => event } });
     const { events } = await streamChat(V2, body([user('hi')]));
-    expect(events.at(-2)!.json!.error.message).toMatch(/streamed more than/);
-    expect(events.length).toBeGreaterThan(400);
+    expect(events.at(-2)!.json!.error.message).toMatch(/streamed more than 134217728 bytes/);
+    expect(events.length).toBeGreaterThan(1_900);
     await stillServing();
   });
 
@@ -606,8 +624,8 @@ describe('malformed upstream streams', () => {
     expect(again.events.length).toBeLessThan(first.events.length / 10);
     for (const field of ['content', 'reasoning_content']) expect(text(again.events, field)).toBe(text(first.events, field));
     expect(text(first.events, 'content')).toContain('and "glad" \\ so happy');
-    // The role chunk, the finish, the emotions chunk and [DONE] are replayed as sent.
-    expect(again.events.slice(-3).map((e) => e.data)).toEqual(first.events.slice(-3).map((e) => e.data));
+    // The role chunk, the finish with the emotions, and [DONE] are replayed as sent.
+    expect(again.events.slice(-2).map((e) => e.data)).toEqual(first.events.slice(-2).map((e) => e.data));
     expect(again.events[0]!.data).toBe(first.events[0]!.data);
     const state = await (await s.get(`/v2/emotions/${ctx}`)).json();
     expect(state.trajectory.baseline.messageCount).toBe(2);

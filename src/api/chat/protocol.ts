@@ -149,7 +149,7 @@ const chatRequest = <M extends z.ZodType>(message: M) =>
     emotion_model_params: EmotionParams.optional(),
     stream: z.boolean().nullish(),
     stream_options: z.strictObject({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() }).nullish()
-      .describe('Accepted for OpenAI compatibility and not passed on: usage is always in the last chunk, and chunks are not padded'),
+      .describe('Not passed on. include_usage true: Sentio\'s fields come in a chunk of their own with no choices, after the finishing chunk (as OpenAI sends usage); otherwise on the finishing chunk. Chunks are not padded'),
     tools: z.array(FunctionTool).max(128).optional(),
     tool_choice: ToolChoice.optional(),
     parallel_tool_calls: z.boolean().optional(),
@@ -204,6 +204,11 @@ export interface ChatRequest {
   toolChoice: RawChatRequest['tool_choice'];
   parallelToolCalls: boolean | undefined;
   stream: boolean;
+  /**
+   * stream_options.include_usage: the stream ends with a chunk of its own without choices (as OpenAI's usage
+   * chunk), rather than with Sentio's fields on the finishing chunk, for clients that read choices[0] of every chunk.
+   */
+  usageChunk: boolean;
   guidance: boolean;
   eq: EqParams;
   smoothing: number;
@@ -278,6 +283,7 @@ export function parseChatRequest(
     toolChoice: req.tool_choice,
     parallelToolCalls: req.parallel_tool_calls,
     stream: req.stream ?? false,
+    usageChunk: req.stream_options?.include_usage === true,
     guidance: guidanceDefault && req.emotion_guidance !== false,
     eq: eqParamsOf(params),
     smoothing: params.smoothing ?? 0,

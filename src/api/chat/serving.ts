@@ -369,7 +369,10 @@ class ChatTurn {
     return tail;
   }
 
-  /** Forward the upstream's chunks as they come (the first already read), then the emotions chunk and [DONE]. */
+  /**
+   * Forward the upstream's chunks as they come (the first already read), the finishing one with Sentio's
+   * fields (or, with include_usage, before a chunk of them alone), then [DONE].
+   */
   async #forward(
     sse: SseStream, first: UpstreamChunk, upstream: UpstreamStream, analysis: Promise<UserAnalysis>,
     messages: ReadonlyArray<{ content?: unknown; tool_calls?: unknown }>,
@@ -388,6 +391,10 @@ class ChatTurn {
     let refusal = '';
     let usage: UpstreamUsage | undefined;
     let finished = false;
+    // The finishing chunk's choices, kept back to carry Sentio's fields: a stream whose every chunk has a
+    // choice is what clients that read choices[0] of each chunk expect unless they asked for usage.
+    let held: unknown[] | undefined;
+    const send = (choices: unknown[]) => sse.send(`${head}${JSON.stringify(choices)}}`);
     /** Relay one chunk; false once the client has gone. */
     const relay = async (chunk: UpstreamChunk): Promise<boolean> => {
       if (chunk.usage) usage = chunk.usage;
@@ -413,7 +420,12 @@ class ChatTurn {
         if (!chunk.usage && isObject(c['usage'])) usage = c['usage'] as UpstreamUsage;
         if (c.finish_reason) finished = true;
       }
-      await sse.send(`${head}${JSON.stringify(choices)}}`);
+      if (held) {
+        await send(held);
+        held = undefined;
+      }
+      if (!this.req.usageChunk && choices.some((c) => c.finish_reason)) held = choices;
+      else await send(choices);
       return !sse.closed;
     };
     let upstreamDone = false; // past it, a failure is Sentio's (the analysis, the reply's scoring, the store)
@@ -439,7 +451,7 @@ class ChatTurn {
       ));
       const last = {
         id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, ...run,
-        emotion_model: this.req.emotionModel, choices: [], ...tail,
+        emotion_model: this.req.emotionModel, choices: held ?? [], ...tail,
       };
       await sse.send(JSON.stringify(last));
       await sse.send('[DONE]');
@@ -447,6 +459,7 @@ class ChatTurn {
     } catch (err) {
       upstream.abort();
       if (sse.closed || this.ctx.signal.aborted) return;
+      if (held) await send(held); // the reply's end was generated: the client gets it before the error
       // Once the stream has started, an error goes in-band, in the same body as any other error.
       const explained = await this.#explain(err);
       if (!upstreamDone && !(err instanceof UpstreamAbortedError)) this.#countFailure(explained);
