@@ -408,6 +408,10 @@ function parseChunk(data: string): UpstreamChunk {
     // with the upstream's message; any other says nothing the client can act on, and its text stays here
     // (it may name the account; see statusError).
     if (isRejection(error)) throw new UpstreamError('rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
+    // A rate limit or a timeout said in-band is answered as its HTTP twin, so the client keeps its backoff hint.
+    const kind = eventKind(error);
+    if (kind === 'rate_limited') throw new UpstreamError('rate_limited', 'the upstream LLM is rate limiting requests (an error event)', { retryAfterS: retryAfterSeconds({}) });
+    if (kind === 'timeout') throw new UpstreamError('timeout', 'the upstream LLM timed out (an error event)');
     throw new UpstreamError('failed', 'the upstream LLM sent an error event in its stream');
   }
   const choices = (parsed as { choices?: unknown }).choices;
@@ -422,6 +426,16 @@ function isRejection(error: unknown): boolean {
   if (!isObject(error)) return false;
   const code = Number(error['code']);
   return error['type'] === 'invalid_request_error' || error['type'] === 'BadRequestError' || code === 400 || code === 413 || code === 422;
+}
+
+/** An error event's 429 or 408/504 (as `code`, or OpenAI's and vLLM's type names); undefined for any other. */
+function eventKind(error: unknown): 'rate_limited' | 'timeout' | undefined {
+  if (!isObject(error)) return undefined;
+  const code = Number(error['code']);
+  const names = [error['type'], error['code']].filter((v): v is string => typeof v === 'string');
+  if (code === 429 || names.some((n) => /^rate_?limit/i.test(n))) return 'rate_limited';
+  if (code === 408 || code === 504 || names.some((n) => /timeout/i.test(n))) return 'timeout';
+  return undefined;
 }
 
 /** A JSON object (not null, not an array): the shape every part of an upstream reply Sentio reads must have. */

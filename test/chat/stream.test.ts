@@ -280,6 +280,10 @@ describe('streaming failures', () => {
       // A refusal of the request itself is answered as the upstream's HTTP 400 would be (chat review).
       [{ kind: 'raw', pieces: ['data: {"error":{"message":"context too long","type":"invalid_request_error"}}\n\n'] }, 400, 'upstream_rejected'],
       [{ kind: 'raw', pieces: ['data: {"error":{"object":"error","message":"context too long","type":"BadRequestError","code":400}}\n\n'] }, 400, 'upstream_rejected'],
+      // A rate limit or a timeout said in-band is answered as its HTTP twin, Retry-After included (chat review, 2026-11-28).
+      [{ kind: 'raw', pieces: ['data: {"error":{"message":"Rate limit reached for org-x","type":"rate_limit_error","code":429}}\n\n'] }, 429, 'upstream_rate_limited'],
+      [{ kind: 'raw', pieces: ['data: {"error":{"message":"model overloaded","type":"server_error","code":"rate_limit_exceeded"}}\n\n'] }, 429, 'upstream_rate_limited'],
+      [{ kind: 'raw', pieces: ['data: {"error":{"message":"model overloaded","type":"server_error","code":504}}\n\n'] }, 504, 'upstream_timeout'],
       [{ kind: 'raw', pieces: [': thinking\n\n'], open: true }, 504, 'upstream_timeout'], // headers, then nothing
       [{ kind: 'raw', pieces: ['data: [DONE]\n\n'] }, 502, 'upstream_error'],
       [{ kind: 'raw', pieces: ['data: {not json\n\n'] }, 502, 'upstream_error'],
@@ -296,6 +300,7 @@ describe('streaming failures', () => {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const { error } = (await res.json()) as Record<string, any>;
       expect(error.code).toBe(code);
+      expect(res.headers.get('retry-after')).toBe(code === 'upstream_rate_limited' ? '1' : null);
       // The upstream's message reaches the client for a refusal only (another may name the account).
       expect(error.message.includes('context too long') || error.message.includes('model overloaded')).toBe(code === 'upstream_rejected');
       // The key was given back: the retry runs, and streams.
