@@ -152,6 +152,20 @@ describe('V2 chat, non-streaming', () => {
     expect(msgs).toHaveLength(3);
   });
 
+  // The emotion model reads some crisis messages as love or joy; the instruction then said "subtle love"
+  // beside crisis intervention (chat review, 2026-11-28).
+  it('in crisis intervention, the instruction names no category that contradicts the crisis', async () => {
+    const text = 'I want to kill myself tonight';
+    const scored = await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text } }] })).json();
+    expect(['love', 'joy', 'surprise']).toContain(scored.emotions._default.category); // the model's misreading, which this guards
+    const r = await s.post(V2, v2([user(text)]));
+    expect((await r.json()).conversationMode.mode).toBe('crisis_intervention');
+    const guidance = String(llm.last!.body.messages![0]!.content);
+    expect(guidance).toContain('- Current state: distress (their words signal a possible crisis); tone ');
+    expect(guidance).not.toMatch(/love|joy|surprise/);
+    expect(guidance).toContain('Safety first');
+  });
+
   it('puts the instruction first when the caller has no system message', async () => {
     await s.post(V2, v2([user('hi'), { role: 'assistant', content: 'Hello!' }, user('how are you?')]));
     const msgs = llm.last!.body.messages!;
