@@ -1,7 +1,8 @@
 /**
  * The server process (started by main.ts): configuration → engine (loaded and warmed) → HTTP → listen.
  * SIGTERM and SIGINT stop accepting, let in-flight requests and streams finish within the grace period,
- * then exit 0; a second one while draining exits at once (1), for an operator who will not wait.
+ * then exit 0; a second one while draining exits at once (1), for an operator who will not wait (the same
+ * signal again within 250 ms is the same one delivered twice, as `npm start` does to a process group's signal).
  */
 import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
@@ -13,6 +14,9 @@ import { EngineMetrics } from './metrics.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
+
+/** The same signal again within this long is the same one delivered twice (see stop()), not a second. */
+const DUPLICATE_SIGNAL_MS = 250;
 
 export interface ServeOptions {
   /** The signal that asked the process to stop while it started, if one did. */
@@ -78,10 +82,13 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
   logger.flush(); // supervisors and scripts wait for this line; do not leave it to the next block
 
-  let stopping = false;
+  let stopping: { signal: string; at: number } | undefined;
   let cutShort = false; // a second signal: whichever close ends first, the exit status is 1
   const stop = (signal: string) => {
     if (stopping) {
+      // Under `npm start` a signal to the process group (systemd's default, Ctrl-C) reaches this process
+      // twice: directly, and forwarded by npm a moment later. That copy is not an operator's second signal.
+      if (signal === stopping.signal && performance.now() - stopping.at < DUPLICATE_SIGNAL_MS) return;
       cutShort = true;
       logger.warn({ signal }, 'second signal while draining: exiting without waiting for in-flight requests');
       logger.flush();
@@ -91,7 +98,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       void Promise.race([cut.catch(() => undefined), new Promise((r) => setTimeout(r, 2_000))]).finally(() => process.exit(1));
       return;
     }
-    stopping = true;
+    stopping = { signal, at: performance.now() };
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
     releasePort(); // the listener closes now: a successor may take the port while this one drains
     sentio.close(config.shutdownGraceMs).then(

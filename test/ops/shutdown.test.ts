@@ -146,6 +146,7 @@ describe('graceful shutdown', () => {
         p.child.kill('SIGTERM');
         const draining = p.output;
         await waitFor(() => draining.some((l) => l.includes('shutting down: draining')));
+        await new Promise((r) => setTimeout(r, 300)); // past the window in which a repeat is the same signal
         p.child.kill('SIGTERM');
         expect(await p.exited, `workers ${workers}`).toBe(1);
         expect(performance.now() - t0).toBeLessThan(3_000);
@@ -157,6 +158,32 @@ describe('graceful shutdown', () => {
       await llm.close();
     }
   }, 90_000);
+
+  // Under `npm start`, a signal to the process group (systemd's default KillMode, Ctrl-C) reached the server
+  // twice, directly and forwarded by npm, and the copy cut every request as a second signal (operator review).
+  it('the same signal twice within moments is one signal: the drain finishes and the process exits 0', async () => {
+    const llm = await FakeLlm.start();
+    try {
+      const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' });
+      llm.enqueue({ kind: 'reply', content: 'a reply that takes its time', ttftMs: 600 });
+      const pending = fetch(`${p.base}/v2/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await waitFor(() => llm.received.length === 1);
+      p.child.kill('SIGINT');
+      // npm's copy comes a moment later (sent at once, the kernel would merge the two into one delivery)
+      await new Promise((r) => setTimeout(r, 30));
+      p.child.kill('SIGINT');
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect((await res.json()).choices[0].message.content).toBe('a reply that takes its time');
+      expect(await p.exited).toBe(0);
+      expect(p.output.some((l) => l.includes('second signal'))).toBe(false);
+    } finally {
+      await llm.close();
+    }
+  }, 30_000);
 
   // With Redis its claim outlived the process: a retry on the next instance got 409 for the 15-minute lease.
   it.skipIf(process.env['SENTIO_TEST_STORE'] !== 'redis')('a request cut at the end of the grace period gives its Idempotency-Key back', async () => {
