@@ -47,11 +47,11 @@ const EnvSchema = z.object({
   /** Estimated MiB of all contexts held in process together; past it the least recently used go. */
   SENTIO_CONTEXT_MAX_MB: int(512, 1, 1_048_576),
   /** redis:// or rediss://, with a database number or none (ioredis read "/abc" as NaN and crashed the start). */
-  SENTIO_REDIS_URL: z
-    .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
-    // zod runs refinements after its URL check has failed: a URL Node cannot read (a port past 65535) stops
-    // here, named, before `new URL` below throws a bare "Invalid URL".
-    .refine((u) => URL.canParse(u), { message: 'not a URL this server can read', abort: true })
+  SENTIO_REDIS_URL: z.string()
+    // In this order, each stopping the rest: a URL Node cannot read (a port past 65535) was reported as the
+    // wrong scheme when zod's URL check came first.
+    .refine((u) => URL.canParse(u), { message: 'not a URL this server can read (a port past 65535, a space?)', abort: true })
+    .refine((u) => /^rediss?:$/.test(new URL(u).protocol), { message: 'expected a redis:// or rediss:// URL', abort: true })
     .refine((u) => /^\/?(\d+)?$/.test(new URL(u).pathname), 'the path must be a database number, such as /0')
     .optional(),
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
@@ -195,8 +195,11 @@ function parseModelMap(spec: string): Map<string, string> {
   return map;
 }
 
-/** SENTIO_* names read outside this schema: the addon override (binding.ts), its build, the benches' texts, tests. */
-const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|ORT_LIB_DIR|DATA|TEST_.*)$/;
+/**
+ * SENTIO_* names read outside this schema: the addon override (binding.ts), its build, the packed kernels'
+ * cap (native/packed_gru.cc), the benches' texts, tests.
+ */
+const OTHER_SETTINGS = /^SENTIO_(NATIVE_ADDON|ORT_LIB_DIR|PACKED_GRU_ISA|DATA|TEST_.*)$/;
 
 /**
  * Warnings for SENTIO_* variables that no setting reads, with the setting nearest in spelling: a

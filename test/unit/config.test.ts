@@ -66,9 +66,17 @@ describe('config bounds', () => {
   });
 
   it('a Redis URL node cannot read names its variable', () => {
-    for (const url of ['redis://localhost:99999', 'not a url']) {
+    const cases: Array<[string, RegExp]> = [
+      ['redis://localhost:99999', /not a URL this server can read/], // said to be the wrong scheme until 2026-11-28
+      ['not a url', /not a URL this server can read/],
+      ['http://localhost:6379', /expected a redis:\/\/ or rediss:\/\/ URL/],
+      ['redis://localhost:6379/abc', /database number/],
+    ];
+    for (const [url, why] of cases) {
       expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_REDIS_URL: url }), url).toThrow(/^SENTIO_REDIS_URL: /);
+      expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_REDIS_URL: url }), url).toThrow(why);
     }
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_REDIS_URL: 'rediss://:pw@h.example:6380/2' }).redisUrl).toBe('rediss://:pw@h.example:6380/2');
   });
 
   // With a limit of 3, three quarters rounded up let one key hold every slot.
@@ -91,6 +99,6 @@ describe('unknown settings', () => {
       'SENTIO_MAX_INFLIGHT is not a Sentio setting and is ignored; did you mean SENTIO_MAX_IN_FLIGHT?',
     ]);
     expect(unknownSettings({ SENTIO_COLOUR: 'blue' })).toEqual(['SENTIO_COLOUR is not a Sentio setting and is ignored']);
-    expect(unknownSettings({ SENTIO_NATIVE_ADDON: '/x.node', SENTIO_LOG_LEVEL: 'info' })).toEqual([]);
+    expect(unknownSettings({ SENTIO_NATIVE_ADDON: '/x.node', SENTIO_LOG_LEVEL: 'info', SENTIO_PACKED_GRU_ISA: 'base' })).toEqual([]); // read by the addon
   });
 });
