@@ -35,6 +35,8 @@ export class SseStream {
    * find the whole reply on retry, not run the turn a second time.
    */
   tap: ((data: string) => void) | undefined;
+  /** An event the producer keeps back to send later with more in it (chat's last chunk): interrupt() sends it first, as it is. */
+  heldBack: string | undefined;
 
   constructor(res: HttpResponse, requestId: string, headers: Record<string, string>, isAborted: () => boolean, isDraining: () => boolean) {
     this.#res = res;
@@ -110,17 +112,18 @@ export class SseStream {
   }
 
   /**
-   * End the stream from outside its producer (the server stops): an error event, [DONE], and the end, so
-   * the client reads a failure rather than a cut. Not tapped: the reply was not complete. The producer
-   * sees `closed` at its next send and stops.
+   * End the stream from outside its producer (the server stops): the event held back if any, an error
+   * event, [DONE], and the end, so the client reads a failure rather than a cut. Not tapped: the reply was
+   * not complete. The producer sees `closed` at its next send and stops.
    */
   interrupt(errorData: string): void {
     if (this.closed) return;
     this.interrupted = true;
     this.#ended = true;
+    const held = this.heldBack === undefined ? '' : `data: ${this.heldBack}\n\n`;
     this.#res.cork(() => {
       this.#writeHead();
-      this.#res.write(`data: ${errorData}\n\ndata: [DONE]\n\n`);
+      this.#res.write(`${held}data: ${errorData}\n\ndata: [DONE]\n\n`);
       this.#res.end();
     });
   }

@@ -55,6 +55,10 @@ async function streamChat(path: string, body: Record<string, unknown>, signal?: 
   return { res, events };
 }
 
+/** An upstream's SSE event, and a chunk of its stream, as raw pieces for the fake LLM. */
+const sse = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+const chunk = (choices: unknown) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices });
+
 const body = (messages: unknown[], extra: Record<string, unknown> = {}) =>
   ({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages, stream: true, ...extra });
 const user = (content: string) => ({ role: 'user', content });
@@ -119,6 +123,23 @@ describe('streaming chat', () => {
     expect(content.every((c) => c.emotions === undefined && c.usage === undefined)).toBe(true);
     // The option is Sentio's to honour: the upstream is asked for usage either way.
     expect(llm.last!.body['stream_options']).toEqual({ include_usage: true });
+  });
+
+  // Azure OpenAI's asynchronous content filter sends annotation chunks (a choice, no delta) after the finish;
+  // the stream then ended with choices: [] again (a review, 2026-11-28).
+  it('a chunk with a choice after the finish carries Sentio\'s fields in its place', async () => {
+    llm.enqueue({ kind: 'raw', pieces: [chunk([{ index: 0, delta: { role: 'assistant', content: 'All fine.' } }]),
+      chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+      chunk([{ index: 0, finish_reason: null, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }]), 'data: [DONE]\n\n'] });
+    const { events } = await streamChat(V2, body([user('how are things?')]));
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.json!);
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-2)!.emotions).toBeUndefined();
+    const last = chunks.at(-1)!;
+    expect(last.choices[0].content_filter_results).toBeDefined();
+    expect(last.emotions.assistant.category).toBeTypeOf('string');
   });
 
   it('reuses the upstream connection from one stream to the next (keep-alive pool)', async () => {
@@ -335,6 +356,37 @@ describe('streaming failures', () => {
 });
 
 describe('shutdown during a stream', () => {
+  // The finishing chunk is held back to carry Sentio's fields: a shutdown that cut the stream then dropped
+  // the reply's last words (a review, 2026-11-28).
+  it('a stream cut by the shutdown while its finishing chunk is held back still gets that chunk, then the error', async () => {
+    const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
+    try {
+      // The upstream finishes its reply and then neither sends [DONE] nor ends: Sentio holds the finish. Both
+      // chunks in one write arrive in one read, so the finish is held before the client sees the first.
+      llm.enqueue({ kind: 'raw', open: true, pieces: [chunk([{ index: 0, delta: { role: 'assistant', content: 'the last ' } }])
+        + chunk([{ index: 0, delta: { content: 'words' }, finish_reason: 'stop' }])] });
+      const res = await fetch(`${other.base}${V2}`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
+      });
+      let text = '';
+      const reading = (async () => {
+        const decoder = new TextDecoder();
+        for await (const piece of res.body!) text += decoder.decode(piece, { stream: true });
+      })();
+      await waitFor(() => text.includes('the last '));
+      expect(text).not.toContain('words'); // held back
+      await other.sentio.close(200);
+      await reading;
+      const events = text.split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+      expect(events.at(-1)).toBe('[DONE]');
+      expect(JSON.parse(events.at(-2)!).error).toMatchObject({ code: 'service_unavailable' });
+      const finish = JSON.parse(events.at(-3)!);
+      expect(finish.choices[0]).toMatchObject({ delta: { content: 'words' }, finish_reason: 'stop' });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a stream still open when the grace period ends gets an error event and [DONE], logged 503', async () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
     try {
@@ -439,8 +491,6 @@ describe('shutdown during a stream', () => {
 });
 
 describe('malformed upstream streams', () => {
-  const sse = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (choices: unknown) => sse({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices });
 
   /** The server still answers, some time after the stream (a late socket error used to end the process). */
   async function stillServing(): Promise<void> {

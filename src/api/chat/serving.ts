@@ -6,7 +6,8 @@
  *
  * With guidance off, the upstream call starts at once and the user's analysis runs beside it. A streamed
  * reply is forwarded chunk by chunk as the upstream produces it; the reply's emotions, usage and the mode
- * follow in one last chunk before [DONE]. The dialect (protocol.ts) holds what differs between versions.
+ * come on its finishing chunk (or, with include_usage, in a chunk of their own) before [DONE]. The dialect
+ * (protocol.ts) holds what differs between versions.
  */
 import type { Logger } from 'pino';
 import { AppError, ERRORS, toErrorBody } from '../../errors.js';
@@ -338,7 +339,7 @@ class ChatTurn {
     const { service } = this.deps;
     let reply: Scored | undefined;
     // The reply is kept and scored as its first SENTIO_MAX_MESSAGE_BYTES, the bound every stored text has:
-    // a reply may be 32 MiB, and the model reads its first 128 tokens anyway.
+    // a reply may be 32 MiB (128 streamed), and the model reads its first 128 tokens anyway.
     const kept = truncateUtf8(replyText, this.deps.config.limits.messageBytes);
     if (kept || !toolCalls) {
       const [scores] = await service.score([kept], this.ctx.signal);
@@ -391,10 +392,20 @@ class ChatTurn {
     let refusal = '';
     let usage: UpstreamUsage | undefined;
     let finished = false;
-    // The finishing chunk's choices, kept back to carry Sentio's fields: a stream whose every chunk has a
-    // choice is what clients that read choices[0] of each chunk expect unless they asked for usage.
+    // From the finish on, each chunk's choices are kept back until the next comes, so that the last carries
+    // Sentio's fields: a stream whose every chunk has a choice is what clients that read choices[0] of each
+    // chunk expect unless they asked for usage. The stream holds a copy for a shutdown that cuts it.
     let held: unknown[] | undefined;
     const send = (choices: unknown[]) => sse.send(`${head}${JSON.stringify(choices)}}`);
+    const hold = (choices: unknown[] | undefined) => {
+      held = choices;
+      sse.heldBack = choices && `${head}${JSON.stringify(choices)}}`;
+    };
+    const flush = async () => {
+      const choices = held;
+      hold(undefined);
+      if (choices) await send(choices);
+    };
     /** Relay one chunk; false once the client has gone. */
     const relay = async (chunk: UpstreamChunk): Promise<boolean> => {
       if (chunk.usage) usage = chunk.usage;
@@ -420,11 +431,8 @@ class ChatTurn {
         if (!chunk.usage && isObject(c['usage'])) usage = c['usage'] as UpstreamUsage;
         if (c.finish_reason) finished = true;
       }
-      if (held) {
-        await send(held);
-        held = undefined;
-      }
-      if (!this.req.usageChunk && choices.some((c) => c.finish_reason)) held = choices;
+      await flush();
+      if (finished && !this.req.usageChunk) hold(choices);
       else await send(choices);
       return !sse.closed;
     };
@@ -449,9 +457,11 @@ class ChatTurn {
         () => estimatePromptTokens(messages, this.req.tools),
         () => bytesToTokens(textBytes) + bytesToTokens(toolBytes),
       ));
+      const choices = held ?? [];
+      hold(undefined);
       const last = {
         id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.req.publicModel, ...run,
-        emotion_model: this.req.emotionModel, choices: held ?? [], ...tail,
+        emotion_model: this.req.emotionModel, choices, ...tail,
       };
       await sse.send(JSON.stringify(last));
       await sse.send('[DONE]');
@@ -459,7 +469,7 @@ class ChatTurn {
     } catch (err) {
       upstream.abort();
       if (sse.closed || this.ctx.signal.aborted) return;
-      if (held) await send(held); // the reply's end was generated: the client gets it before the error
+      await flush(); // the reply's end was generated: the client gets it before the error
       // Once the stream has started, an error goes in-band, in the same body as any other error.
       const explained = await this.#explain(err);
       if (!upstreamDone && !(err instanceof UpstreamAbortedError)) this.#countFailure(explained);
