@@ -1,8 +1,8 @@
 /**
  * The server process (started by main.ts): configuration → engine (loaded and warmed) → HTTP → listen.
  * SIGTERM and SIGINT stop accepting, let in-flight requests and streams finish within the grace period,
- * then exit 0; a second one while draining exits at once (1), for an operator who will not wait (the same
- * signal again within 250 ms is the same one delivered twice, as `npm start` does to a process group's signal).
+ * then exit 0; a second one while draining exits at once (1), for an operator who will not wait (the first
+ * delivered again, as under `npm start`, is not a second one: signals.ts).
  */
 import v8 from 'node:v8';
 import { ConfigError, checkStartup, loadConfig, unknownSettings } from './config.js';
@@ -14,13 +14,12 @@ import { EngineMetrics } from './metrics.js';
 import { startHttpWorkers } from './scale/http-workers.js';
 import { openStores } from './store/factory.js';
 import { createLogger } from './log.js';
-
-/** The same signal again within this long is the same one delivered twice (see stop()), not a second. */
-const DUPLICATE_SIGNAL_MS = 250;
+import { repeatsFirst } from './signals.js';
+import type { StopSignal } from './signals.js';
 
 export interface ServeOptions {
   /** The signal that asked the process to stop while it started, if one did. */
-  stopAsked?: () => string | undefined;
+  stopAsked?: () => StopSignal | undefined;
   /** Called once this server's own SIGTERM and SIGINT handlers are set. */
   started?: () => void;
 }
@@ -63,7 +62,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   engineMetrics = new EngineMetrics(() => engine.stats());
   const early = opts.stopAsked?.();
   if (early !== undefined) {
-    logger.info({ signal: early }, 'stopped while starting: nothing to drain');
+    logger.info({ signal: early.signal }, 'stopped while starting: nothing to drain');
     logger.flush();
     process.exit(0);
   }
@@ -82,13 +81,11 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   logger.info({ host: config.host, port: sentio.port, tls: Boolean(config.tls), httpWorkers: config.httpWorkers }, 'sentio listening');
   logger.flush(); // supervisors and scripts wait for this line; do not leave it to the next block
 
-  let stopping: { signal: string; at: number } | undefined;
+  let stopping: StopSignal | undefined;
   let cutShort = false; // a second signal: whichever close ends first, the exit status is 1
-  const stop = (signal: string) => {
+  const stop = (signal: string, at = performance.now()) => {
     if (stopping) {
-      // Under `npm start` a signal to the process group (systemd's default, Ctrl-C) reaches this process
-      // twice: directly, and forwarded by npm a moment later. That copy is not an operator's second signal.
-      if (signal === stopping.signal && performance.now() - stopping.at < DUPLICATE_SIGNAL_MS) return;
+      if (repeatsFirst(stopping, signal)) return; // npm's copy of a process group's signal (signals.ts)
       cutShort = true;
       logger.warn({ signal }, 'second signal while draining: exiting without waiting for in-flight requests');
       logger.flush();
@@ -98,7 +95,7 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
       void Promise.race([cut.catch(() => undefined), new Promise((r) => setTimeout(r, 2_000))]).finally(() => process.exit(1));
       return;
     }
-    stopping = { signal, at: performance.now() };
+    stopping = { signal, at };
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining in-flight requests');
     releasePort(); // the listener closes now: a successor may take the port while this one drains
     sentio.close(config.shutdownGraceMs).then(
@@ -114,5 +111,5 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   opts.started?.();
   // One that came after the check above, while the server began to listen, is served as any other.
   const late = opts.stopAsked?.();
-  if (late !== undefined) stop(late);
+  if (late !== undefined) stop(late.signal, late.at);
 }
