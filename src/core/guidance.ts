@@ -39,14 +39,16 @@ const DISTRESS_CATEGORIES: ReadonlySet<string> = new Set(['sadness', 'fear', 'an
 /** The instruction text (plain prose, a few lines). */
 export function guidanceText(g: GuidanceInput): string {
   const { eq, mode } = g;
-  // A crisis is found by rules on the words; a category that contradicts it would mislead the LLM's tone.
-  const state = mode.mode === 'crisis_intervention' && !DISTRESS_CATEGORIES.has(eq.category)
+  // A crisis is found by rules on the words; a category or a tone that contradicts it would mislead the LLM.
+  const crisis = mode.mode === 'crisis_intervention';
+  const state = crisis && !DISTRESS_CATEGORIES.has(eq.category)
     ? 'distress (their words signal a possible crisis)'
     : `${eq.intensityLevel} ${eq.category}`;
+  const tone = valenceWord(crisis ? Math.min(eq.valence, 0) : eq.valence);
   const lines = [
     'Emotional context for your next reply, from Sentio\'s analysis of the user\'s latest message. Use it to shape '
       + 'your reply; do not mention it, quote it, or label the user\'s emotions unless they ask.',
-    `- Current state: ${state}; tone ${valenceWord(eq.valence)}, energy ${arousalWord(eq.arousal)}.`,
+    `- Current state: ${state}; tone ${tone}, energy ${arousalWord(eq.arousal)}.`,
   ];
   if (g.trend) lines.push(`- Over this conversation their mood ${TREND_WORDS[g.trend.direction]}.`);
   lines.push(`- Conversation mode: ${mode.mode.replace(/_/g, ' ')}.`);
