@@ -66,8 +66,10 @@ async function flood(s: TestServer, limit: 'in-flight' | 'queue', ahead: number)
   const p99 = okLatencies[Math.floor(okLatencies.length * 0.99)]!;
   // An accepted request waits at most for `ahead` batches at the measured capacity (0.35 s for 32 at 90
   // batches/s). A queue without bound would hold the whole flood (15 times capacity for 4 s) and answer
-  // its last requests tens of seconds late. Allowed: three times that wait, plus 0.5 s.
-  const bound = (3 * ahead / capacityRps) * 1000 + 500;
+  // its last requests tens of seconds late. Allowed: three times that wait, plus 1.5 s for the event loop
+  // these 200 clients share with the server (0.5 s until a CI run of 2026-11-28 read 4,027 ms against 4,022,
+  // another test file running beside it on the two cores).
+  const bound = (3 * ahead / capacityRps) * 1000 + 1_500;
   expect(p99).toBeLessThan(bound);
   expect(process.memoryUsage().rss - rssBefore).toBeLessThan(300 * 1024 * 1024);
 
