@@ -63,6 +63,19 @@ const body = (messages: unknown[], extra: Record<string, unknown> = {}) =>
   ({ model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', messages, stream: true, ...extra });
 const user = (content: string) => ({ role: 'user', content });
 
+/** A streamed V2 chat to another server, read as it comes: the text so far, and the end of the reading. */
+async function readAsItComes(base: string): Promise<{ res: Response; text: () => string; ended: Promise<void> }> {
+  const res = await fetch(`${base}${V2}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
+  });
+  let text = '';
+  const ended = (async () => {
+    const decoder = new TextDecoder();
+    for await (const piece of res.body!) text += decoder.decode(piece, { stream: true });
+  })();
+  return { res, text: () => text, ended };
+}
+
 beforeAll(async () => {
   llm = await FakeLlm.start();
   s = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '500' });
@@ -365,19 +378,12 @@ describe('shutdown during a stream', () => {
       // chunks in one write arrive in one read, so the finish is held before the client sees the first.
       llm.enqueue({ kind: 'raw', open: true, pieces: [chunk([{ index: 0, delta: { role: 'assistant', content: 'the last ' } }])
         + chunk([{ index: 0, delta: { content: 'words' }, finish_reason: 'stop' }])] });
-      const res = await fetch(`${other.base}${V2}`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
-      });
-      let text = '';
-      const reading = (async () => {
-        const decoder = new TextDecoder();
-        for await (const piece of res.body!) text += decoder.decode(piece, { stream: true });
-      })();
-      await waitFor(() => text.includes('the last '));
-      expect(text).not.toContain('words'); // held back
+      const stream = await readAsItComes(other.base);
+      await waitFor(() => stream.text().includes('the last '));
+      expect(stream.text()).not.toContain('words'); // held back
       await other.sentio.close(200);
-      await reading;
-      const events = text.split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+      await stream.ended;
+      const events = stream.text().split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
       expect(events.at(-1)).toBe('[DONE]');
       expect(JSON.parse(events.at(-2)!).error).toMatchObject({ code: 'service_unavailable' });
       const finish = JSON.parse(events.at(-3)!);
@@ -391,23 +397,16 @@ describe('shutdown during a stream', () => {
     const other = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url });
     try {
       llm.enqueue({ kind: 'reply', content: 'one two three four five six seven eight nine ten', tokenMs: 100 });
-      const res = await fetch(`${other.base}${V2}`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_KEY }, body: JSON.stringify(body([user('hi')])),
-      });
-      let text = '';
-      const reading = (async () => {
-        const decoder = new TextDecoder();
-        for await (const chunk of res.body!) text += decoder.decode(chunk, { stream: true });
-      })();
+      const stream = await readAsItComes(other.base);
       // A few words in (counted, not timed: 250 ms could be before the first on a slow host)
-      await waitFor(() => (text.match(/"delta"/g) ?? []).length >= 2);
+      await waitFor(() => (stream.text().match(/"delta"/g) ?? []).length >= 2);
       await other.sentio.close(200);
-      await reading;
-      const events = text.split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
+      await stream.ended;
+      const events = stream.text().split('\n\n').filter(Boolean).map((e) => e.slice('data: '.length));
       expect(events.at(-1)).toBe('[DONE]');
       const err = JSON.parse(events.at(-2)!) as Record<string, any>;
       expect(err.error).toMatchObject({ type: 'service_unavailable_error', code: 'service_unavailable' });
-      expect(err.request_id).toBe(res.headers.get('x-request-id'));
+      expect(err.request_id).toBe(stream.res.headers.get('x-request-id'));
       expect(events.filter((e) => e.includes('"delta"')).length).toBeGreaterThan(1);
       // Logged by the time close() returns (main.ts exits right after it; the line used to come later).
       other.sentio.logger.flush();
