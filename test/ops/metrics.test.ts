@@ -45,7 +45,8 @@ describe('observability', () => {
       return m && m[1]!.endsWith('_') ? m[2]!.split(',').map((v) => m[1] + v + m[3]) : [n.replace(/\{.*$/, '')];
     }).map((n) => n.replace(/_(bucket|sum|count)$/, '')).filter((n) => !n.endsWith('_'));
     expect(named.length).toBeGreaterThan(15);
-    // registered only where copies of contexts cross a boundary (Redis, HTTP workers), and with HTTP workers, as the table says
+    // registered only where they apply, as the table says: context copies crossing a boundary (Redis, HTTP
+    // workers), and requests counted per HTTP worker
     const whereItApplies = new Set(['sentio_context_messages_transferred_total', 'sentio_http_worker_requests_total']);
     for (const n of new Set(named)) if (!whereItApplies.has(n)) expect(exposed.has(n), n).toBe(true);
   });
