@@ -16,6 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { clip } from '../errors.js';
 import { UpstreamError } from './errors.js';
+import type { UpstreamFailure } from './errors.js';
 import { SseParser } from './sse-parser.js';
 import type { UpstreamChunk, UpstreamCompletion } from './types.js';
 
@@ -404,15 +405,15 @@ function parseChunk(data: string): UpstreamChunk {
   }
   const error = (parsed as { error?: unknown }).error;
   if (error !== undefined && error !== null) {
-    // An event that says the request itself was refused is the twin of an HTTP 400 and answered as one,
-    // with the upstream's message; any other says nothing the client can act on, and its text stays here
-    // (it may name the account; see statusError).
-    if (isRejection(error)) throw new UpstreamError('rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
-    // A rate limit or a timeout said in-band is answered as its HTTP twin, so the client keeps its backoff hint.
-    const kind = eventKind(error);
-    if (kind === 'rate_limited') throw new UpstreamError('rate_limited', 'the upstream LLM is rate limiting requests (an error event)', { retryAfterS: retryAfterSeconds({}) });
-    if (kind === 'timeout') throw new UpstreamError('timeout', 'the upstream LLM timed out (an error event)');
-    throw new UpstreamError('failed', 'the upstream LLM sent an error event in its stream');
+    // An error event is answered as its HTTP twin would be: a refusal of the request with the upstream's
+    // message, a rate limit with a backoff hint, a timeout. Any other says nothing the client can act on, and
+    // its text stays here (it may name the account; see statusError).
+    switch (eventFailure(error)) {
+      case 'rejected': throw new UpstreamError('rejected', `the upstream LLM rejected the request: ${upstreamMessage(data) ?? 'an error event'}`);
+      case 'rate_limited': throw new UpstreamError('rate_limited', 'the upstream LLM is rate limiting requests (an error event)', { retryAfterS: retryAfterSeconds({}) });
+      case 'timeout': throw new UpstreamError('timeout', 'the upstream LLM timed out (an error event)');
+      default: throw new UpstreamError('failed', 'the upstream LLM sent an error event in its stream');
+    }
   }
   const choices = (parsed as { choices?: unknown }).choices;
   if (choices !== undefined && choices !== null && !(Array.isArray(choices) && choices.every((c) => isChoice(c, 'delta')))) {
@@ -421,21 +422,20 @@ function parseChunk(data: string): UpstreamChunk {
   return parsed as UpstreamChunk;
 }
 
-/** OpenAI's `invalid_request_error`, or a 400, 413 or 422 code (vLLM sends `"code": 400`, type `BadRequestError`). */
-function isRejection(error: unknown): boolean {
-  if (!isObject(error)) return false;
-  const code = Number(error['code']);
-  return error['type'] === 'invalid_request_error' || error['type'] === 'BadRequestError' || code === 400 || code === 413 || code === 422;
-}
-
-/** An error event's 429 or 408/504 (as `code`, or OpenAI's and vLLM's type names); undefined for any other. */
-function eventKind(error: unknown): 'rate_limited' | 'timeout' | undefined {
-  if (!isObject(error)) return undefined;
+/**
+ * What a stream's error event says, in the order statusError reads statuses: a refusal of the request
+ * (OpenAI's `invalid_request_error`, or a 400, 413 or 422 code: vLLM sends `"code": 400`, type
+ * `BadRequestError`), a rate limit (a 429 code, or a type or code starting `rate_limit`), a timeout (a 408
+ * or 504 code, or a type or code naming one), or else a failure.
+ */
+function eventFailure(error: unknown): UpstreamFailure {
+  if (!isObject(error)) return 'failed';
   const code = Number(error['code']);
   const names = [error['type'], error['code']].filter((v): v is string => typeof v === 'string');
+  if (error['type'] === 'invalid_request_error' || error['type'] === 'BadRequestError' || code === 400 || code === 413 || code === 422) return 'rejected';
   if (code === 429 || names.some((n) => /^rate_?limit/i.test(n))) return 'rate_limited';
   if (code === 408 || code === 504 || names.some((n) => /timeout/i.test(n))) return 'timeout';
-  return undefined;
+  return 'failed';
 }
 
 /** A JSON object (not null, not an array): the shape every part of an upstream reply Sentio reads must have. */
