@@ -396,15 +396,15 @@ class ChatTurn {
     // Sentio's fields: a stream whose every chunk has a choice is what clients that read choices[0] of each
     // chunk expect unless they asked for usage. The stream holds a copy for a shutdown that cuts it.
     let held: unknown[] | undefined;
-    const send = (choices: unknown[]) => sse.send(`${head}${JSON.stringify(choices)}}`);
+    const event = (choices: unknown[]) => `${head}${JSON.stringify(choices)}}`;
     const hold = (choices: unknown[] | undefined) => {
       held = choices;
-      sse.heldBack = choices && `${head}${JSON.stringify(choices)}}`;
+      sse.heldBack = choices && event(choices);
     };
     const flush = async () => {
-      const choices = held;
+      const kept = sse.heldBack; // written once, when held
       hold(undefined);
-      if (choices) await send(choices);
+      if (kept !== undefined) await sse.send(kept);
     };
     /** Relay one chunk; false once the client has gone. */
     const relay = async (chunk: UpstreamChunk): Promise<boolean> => {
@@ -433,7 +433,7 @@ class ChatTurn {
       }
       await flush();
       if (finished && !this.req.usageChunk) hold(choices);
-      else await send(choices);
+      else await sse.send(event(choices));
       return !sse.closed;
     };
     let upstreamDone = false; // past it, a failure is Sentio's (the analysis, the reply's scoring, the store)
