@@ -92,6 +92,7 @@ function errorStatuses(r: Route, hasPathParams: boolean): Array<[string, string]
   }
   if (r.auth) out.push(['401', 'missing_api_key, invalid_api_key']);
   if (hasPathParams && r.method === 'get') out.push(['404', 'context_not_found, message_not_found']);
+  if (chat) out.push(['404', 'model_not_found']);
   if (r.method === 'post' && r.auth) {
     out.push(['409', 'idempotency_key_in_use (Retry-After)']);
     out.push(['413', 'body_too_large, message_too_large, too_many_messages']);
@@ -134,7 +135,11 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
     (paths[path] ??= {})[r.method] = op;
     // HEAD is answered on every GET path: the same status and headers, no body (docs/api.md).
     if (r.method === 'get') {
-      paths[path]!['head'] = { ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`, responses: { '200': { description: 'Success, no body' }, default: { description: 'Error, no body' } } };
+      const errors = Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, { description: `${description}; no body` }]));
+      paths[path]!['head'] = {
+        ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`,
+        responses: { '200': { description: 'Success, no body' }, ...errors, default: { description: 'Error, no body' } },
+      };
     }
   }
   return {

@@ -593,7 +593,8 @@ function decodeParam(raw: string, index: number): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new AppError('invalid_path_parameter', `${name} is not valid percent-encoding`, { param: name });
+    // decodeURIComponent throws for a bad escape ("%G1", "%4") and for escapes that decode to bytes that are not UTF-8 ("%E0%A4")
+    throw new AppError('invalid_path_parameter', `${name} is not valid percent-encoding of UTF-8`, { param: name });
   }
 }
 

@@ -223,8 +223,12 @@ describe('/openapi.json', () => {
       expect(ids).toContain('postV2EmotionsContextIdAnalysis');
       // The error statuses each route can answer, for client generators, beside the default
       const statuses = (path: string, method: string) => Object.keys(d.paths[path][method].responses).filter((k) => k !== '200' && k !== 'default');
-      expect(statuses('/v2/chat/completions', 'post')).toEqual(expect.arrayContaining(['400', '401', '409', '413', '415', '422', '429', '502', '503', '504']));
+      for (const chat of ['/v1/chat/completions', '/v2/chat/completions']) {
+        expect(statuses(chat, 'post')).toEqual(expect.arrayContaining(['400', '401', '404', '409', '413', '415', '422', '429', '502', '503', '504']));
+      }
       expect(statuses('/v2/emotions/{contextId}', 'get')).toEqual(['400', '401', '404', '429', '503']);
+      // HEAD answers what GET does, without a body (an unknown context: 404; no key: 401)
+      expect(statuses('/v2/emotions/{contextId}', 'head')).toEqual(['400', '401', '404', '429', '503']);
       expect(statuses('/v2/emotions/{contextId}/analysis', 'post')).not.toContain('404');
       expect(statuses('/metrics', 'get')).toEqual(['401', '429']); // a scrape is never shed
       expect(statuses('/readyz', 'get')).toEqual(['503']);
