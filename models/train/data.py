@@ -153,6 +153,13 @@ def feeling_word_text(label: str, rng: random.Random) -> str:
     return statement_of(lexicon.FEELING_WORDS[label], rng, 0.3)
 
 
+def distress_text(rng: random.Random) -> tuple[str, str]:
+    """A statement of despair or crisis, or one that shares its words ("i killed my exam"), and its label."""
+    labels = sorted(lexicon.DISTRESS_SHARE)
+    label = rng.choices(labels, weights=[lexicon.DISTRESS_SHARE[l] for l in labels])[0]
+    return chatify(lexicon.pattern_choice(rng.choice(lexicon.DISTRESS[label]), rng), rng, None, 0.0), label
+
+
 def emoji_only(label: str, rng: random.Random) -> str:
     """A text of one to three of the label's emoji or emoticons, as chat users send them alone."""
     parts = [emoji_for(label, rng) for _ in range(rng.choice([1, 1, 2, 3]))]
@@ -160,9 +167,9 @@ def emoji_only(label: str, rng: random.Random) -> str:
 
 
 def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase: int = 0,
-              n_feel: int = 0) -> list[Example]:
-    """Emoji-only texts, negations, hedged/emphatic wording, chat phrases and seldom-seen feeling words,
-    with six-way targets."""
+              n_feel: int = 0, n_distress: int = 0) -> list[Example]:
+    """Emoji-only texts, negations, hedged/emphatic wording, chat phrases, seldom-seen feeling words and
+    statements of despair, with six-way targets."""
     out: list[Example] = []
     labels = sorted(lexicon.PHRASES)
     for _ in range(n_phrase):
@@ -204,6 +211,10 @@ def synthetic(rng: random.Random, n_emoji: int, n_neg: int, n_int: int, n_phrase
         label = rng.choice(SIX)
         out.append(Example(text=feeling_word_text(label, rng), six=one_hot(label, 0.1), six_w=1.0,
                            source="syn-feel"))
+    # after those, for the same reason
+    for _ in range(n_distress):
+        text, label = distress_text(rng)
+        out.append(Example(text=text, six=one_hot(label, 0.15), six_w=1.0, source="syn-distress"))
     return out
 
 

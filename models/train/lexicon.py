@@ -3,6 +3,7 @@ intensity templates. The training corpora barely show emoji and dair-ai has no p
 teach the network what chat text adds. Written for this project; not taken from any published list."""
 import json
 import os
+import re
 
 EMOTIONS = ["sadness", "joy", "love", "anger", "fear", "surprise"]
 
@@ -83,6 +84,25 @@ INTENSITY_WORDS = {
 # measures how far this generalises.
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "feeling-words.json"), encoding="utf-8") as _f:
     FEELING_WORDS: dict[str, list[str]] = json.load(_f)
+# Statements of despair and crisis ("i want to kill myself tonight"), as patterns whose "(a|b|)" groups
+# each give one alternative. dair-ai's "i want ..." sentences are mostly love and joy, and up to 1.4.0
+# the six-way branch read many such statements so ("I want to kill myself tonight": love 0.41). They
+# are added to its training as sadness (fear where the writer fears their own acts), with anger and joy
+# sentences that share the words ("i could kill him", "i killed my exam") so that "kill" alone decides
+# nothing (1.5.0; data.distress_text). `npm run eval:distress` reads the file too: it measures the
+# branch on the crisis sentences of models/crisis, which no pattern here was written from.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "distress.json"), encoding="utf-8") as _f:
+    DISTRESS: dict[str, list[str]] = json.load(_f)
+# How often each label's patterns are drawn.
+DISTRESS_SHARE = {"sadness": 0.6, "fear": 0.15, "anger": 0.12, "joy": 0.13}
+
+
+def pattern_choice(pattern: str, rng) -> str:
+    """One sentence of a distress.json pattern: one alternative of each "(a|b|)" group."""
+    out = re.sub(r"\(([^)]*)\)", lambda m: rng.choice(m.group(1).split("|")), pattern)
+    return re.sub(r"\s+", " ", out).strip()
+
+
 INTENSITY_FRAMES = ["i'm {}", "i am {}", "i feel {}", "feeling {}", "i was {}", "honestly i'm {}",
                     "im {} right now", "i feel {} about it", "{}", "i'm {} today", "she is {}"]
 

@@ -105,7 +105,8 @@ def train_six(args, enc: Encoder, vocab: int, names: list[str]) -> Ensemble:
                         for (t, target, w), p in zip(real, soft)]
             # synthetic rows keep their designed targets (negation, intensity, emoji): they set behaviour
             synth = [(ex.text, ex.six, 1.0) for ex in data.synthetic(rng, args.n_emoji, args.n_neg, args.n_int,
-                                                                       args.n_phrase, args.n_feel)]
+                                                                       args.n_phrase, args.n_feel,
+                                                                       args.n_distress)]
             return real + synth
         return rows_for_epoch
 
@@ -306,6 +307,8 @@ def main() -> None:
     ap.add_argument("--n-int", type=int, default=500)
     ap.add_argument("--n-feel", type=int, default=600,
                     help="statements of seldom-seen feeling words per epoch (lexicon.FEELING_WORDS; 0: 1.3's recipe)")
+    ap.add_argument("--n-distress", type=int, default=400,
+                    help="statements of despair and crisis per epoch (lexicon.DISTRESS; 0: 1.4's recipe)")
     ap.add_argument("--sub-epochs", type=int, default=5)
     ap.add_argument("--no-sub-emoji", dest="sub_emoji", action="store_false",
                     help="train the sub branch without emoji texts (1.3.0's recipe)")

@@ -155,7 +155,8 @@ describe('V2 chat, non-streaming', () => {
   // The emotion model reads some crisis messages as love or joy; the instruction then said "subtle love"
   // beside crisis intervention (chat review, 2026-11-28).
   it('in crisis intervention, the instruction names no category that contradicts the crisis', async () => {
-    const text = 'I want to kill myself tonight';
+    // Model 1.5.0 reads "I want to kill myself tonight" as sadness (1.4.0: love 0.41); this one it still reads as joy.
+    const text = "I'm planning to jump off a bridge";
     const scored = await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text } }] })).json();
     expect(['love', 'joy', 'surprise']).toContain(scored.emotions._default.category); // the model's misreading, which this guards
     const r = await s.post(V2, v2([user(text)]));

@@ -97,16 +97,16 @@ describe('crisis_intervention', () => {
 
   // A second held-out set, written blind by an eleventh session (British, Indian, Nigerian, Caribbean and
   // other Englishes; formal letters, slang, one word per line) and measured with the round-19 detector:
-  // 38/45 = 0.844 recall, 6/45 = 0.133 FPR (rules alone 16/45, 2/45). Emotion model 1.4.0 misses one more,
+  // 38/45 = 0.844 recall, 6/45 = 0.133 FPR (rules alone 16/45, 2/45). Emotion model 1.4.0 missed one more,
   // 37/45 = 0.822: a widower's formal letter about saved sleeping tablets, which the six-way branch read
-  // as joy 0.39 (a flat reading, so the affect gate stayed open) and now reads as joy 0.46
+  // as joy 0.39 (a flat reading, so the affect gate stayed open), then as joy 0.46; 1.5.0 catches it again
   // (docs/conversation-modes.md). Floors at the measured figures.
   it('second held-out set: recall and false-positive rate stay at their measured level', async () => {
     const m = await measure(F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2);
     console.log(`crisis, second held-out set (${F.CRISIS_HELD_OUT_2.length} + ${F.NOT_CRISIS_HELD_OUT_2.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
     console.log(`  missed: ${JSON.stringify(m.missed)}`);
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(m.recall).toBeGreaterThanOrEqual(0.82);
+    expect(m.recall).toBeGreaterThanOrEqual(0.84);
     expect(m.fpr).toBeLessThanOrEqual(0.14);
   });
 
