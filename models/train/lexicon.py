@@ -89,7 +89,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "feeling-word
 # the six-way branch read many such statements so ("I want to kill myself tonight": love 0.41). They
 # are added to its training as sadness (fear where the writer fears their own acts), with anger and joy
 # sentences that share the words ("i could kill him", "i killed my exam") so that "kill" alone decides
-# nothing (1.5.0; data.distress_text). `npm run eval:distress` reads the file too: it measures the
+# nothing (1.5.0, 1.5.1; data.distress_text). `npm run eval:distress` reads the file too: it measures the
 # branch on the crisis sentences of models/crisis, from which no pattern here was copied (25 of their
 # held-out positives were read before these were written: models/emotion/MODEL.md says what that means).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "distress.json"), encoding="utf-8") as _f:

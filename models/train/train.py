@@ -307,7 +307,7 @@ def main() -> None:
     ap.add_argument("--n-int", type=int, default=500)
     ap.add_argument("--n-feel", type=int, default=600,
                     help="statements of seldom-seen feeling words per epoch (lexicon.FEELING_WORDS; 0: 1.3's recipe)")
-    ap.add_argument("--n-distress", type=int, default=400,
+    ap.add_argument("--n-distress", type=int, default=300,
                     help="statements of despair and crisis per epoch (lexicon.DISTRESS; 0: 1.4's recipe)")
     ap.add_argument("--sub-epochs", type=int, default=5)
     ap.add_argument("--no-sub-emoji", dest="sub_emoji", action="store_false",

@@ -155,8 +155,9 @@ describe('V2 chat, non-streaming', () => {
   // The emotion model reads some crisis messages as love or joy; the instruction then said "subtle love"
   // beside crisis intervention (chat review, 2026-11-28).
   it('in crisis intervention, the instruction names no category that contradicts the crisis', async () => {
-    // Model 1.5.0 reads "I want to kill myself tonight" as sadness (1.4.0: love 0.41); this one it still reads as joy.
-    const text = "I'm planning to jump off a bridge";
+    // Model 1.5.1 reads short crisis statements as sadness ("I want to kill myself tonight": love 0.41 with
+    // 1.4.0); this farewell, from the crisis held-out set, it still reads as joy (0.93).
+    const text = "you're the only one who talks to me Mira. i wanted to say goodbye properly before i go tonight. thank you for being my friend";
     const scored = await (await s.post('/v2/emotions/analysis', { messages: [{ content: { text } }] })).json();
     expect(['love', 'joy', 'surprise']).toContain(scored.emotions._default.category); // the model's misreading, which this guards
     const r = await s.post(V2, v2([user(text)]));

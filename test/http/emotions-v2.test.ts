@@ -152,11 +152,11 @@ describe('EQ dimensions on sentences', () => {
     expect(e['complexity']).not.toBe('simple');
   });
 
-  // Scores 0.1499806 (model 1.5.0; found by searching dair-ai and GoEmotions text for one), shown as 0.15:
+  // Scores 0.1499995 (model 1.5.1; found by searching dair-ai and GoEmotions text for one), shown as 0.15:
   // such a text was labelled minimal while the level was decided on the unrounded value, though 0.15 is
   // subtle.
   it('the level follows the intensity as shown, at a threshold too', async () => {
-    const e = await analyze('Do both, son. Do both. You will find the fame you seek.');
+    const e = await analyze('when my close friend was involved in an accident and passed away instantly he had gone to buy a new car and had asked me to wait at his home so that i could see his new car');
     expect(e['intensity']).toBe(0.15);
     expect(e['intensityLevel']).toBe('subtle');
   });
@@ -254,10 +254,10 @@ describe('context analysis, state and lookup (V2)', () => {
   });
 
   // The direction was decided on the unrounded trend: 0.149996 showed as 0.15 with direction stable.
-  // These two texts' valences differ by 0.1499818 with model 1.5.0.
+  // These two texts' valences differ by 0.1499965 with model 1.5.1.
   it('the trend direction follows the valenceTrend as shown, at its threshold too', async () => {
     const ctx = `trend-edge-${Date.now()}`;
-    for (const text of ["We're not moving.", 'But he wanted to!']) {
+    for (const text of ['I like this kid', 'Wow spongebob was right!']) {
       expect((await s.post(`/v2/emotions/${ctx}/analysis`, { messages: [{ content: { text } }] })).status).toBe(200);
     }
     const trend = (await (await s.get(`/v2/emotions/${ctx}`)).json()).trajectory.trend;
