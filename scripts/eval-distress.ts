@@ -10,13 +10,11 @@
  * Positives that the six-way training templates can write word for word are counted apart
  * (`template_overlap`), as they measure what was taught, not what was learned.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine } from '../src/engine/engine.js';
-import { EMOTIONS, ScoreMapper } from '../src/core/emotions.js';
-import { computeEq } from '../src/core/eq.js';
-import { repoPathCandidates } from '../src/repo-paths.js';
+import { EMOTIONS } from '../src/core/emotions.js';
+import { printServedReading, repoFile } from './lib/served-reading.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,12 +27,6 @@ const DISTRESS = new Set(['sadness', 'fear', 'anger']);
 
 interface SentenceSet { name: string; use: string; positives?: string[]; negatives?: string[] }
 
-function found(...parts: string[]): string {
-  const file = repoPathCandidates(...parts).find((f) => existsSync(f));
-  if (!file) throw new Error(`${parts.join('/')} not found`);
-  return file;
-}
-
 /** Every sentence a models/train/distress.json pattern can give: each "(a|b|)" group's alternatives in turn. */
 function expand(pattern: string): string[] {
   const parts = pattern.split(/(\([^)]*\))/).map((p) => (p.startsWith('(') ? p.slice(1, -1).split('|') : [p]));
@@ -44,44 +36,33 @@ function expand(pattern: string): string[] {
 /** Normalised as the templates compare them: lower case, letters, digits and apostrophes. */
 const norm = (t: string) => t.toLowerCase().replace(/[’]/g, "'").replace(/[^a-z0-9' ]+/g, ' ').replace(/\s+/g, ' ').trim();
 
-async function main(): Promise<void> {
-  const sets = (JSON.parse(readFileSync(found('models', 'crisis', 'sentences.json'), 'utf8')) as { sets: SentenceSet[] }).sets;
-  const patterns = JSON.parse(readFileSync(found('models', 'train', 'distress.json'), 'utf8')) as Record<string, string[]>;
+printServedReading(values.model, async (read) => {
+  const sets = (JSON.parse(readFileSync(repoFile('models', 'crisis', 'sentences.json'), 'utf8')) as { sets: SentenceSet[] }).sets;
+  const patterns = JSON.parse(readFileSync(repoFile('models', 'train', 'distress.json'), 'utf8')) as Record<string, string[]>;
   const templates = new Set(Object.values(patterns).flat().flatMap(expand).map(norm));
-  const engine = await createEngine({ modelDir: values.model });
-  try {
-    const mapper = new ScoreMapper(engine.labels);
-    const read = async (texts: string[]) => (await engine.analyze(texts)).map((o) => computeEq(mapper.toScores(o)).category);
-    const count = (cats: string[]) => Object.fromEntries(EMOTIONS.map((e) => [e, cats.filter((c) => c === e).length]));
-    const result: Record<string, unknown> = { model: engine.info.model.version };
-    for (const use of ['development', 'held_out', 'everyday']) {
-      const chosen = sets.filter((s) => s.use === use);
-      const all = chosen.flatMap((s) => s.positives ?? []);
-      const positives = all.filter((t) => !templates.has(norm(t)));
-      const negatives = chosen.flatMap((s) => s.negatives ?? []);
-      const pos = await read(positives);
-      const neg = await read(negatives);
-      const distress = pos.filter((c) => DISTRESS.has(c)).length;
-      result[use] = {
-        positives: positives.length,
-        template_overlap: all.length - positives.length,
-        positives_read_as_distress: distress,
-        share: positives.length ? Math.round((distress / positives.length) * 1000) / 1000 : null,
-        positive_categories: count(pos),
-        negatives: negatives.length,
-        negative_categories: count(neg),
-      };
-      if (values.wrong) {
-        for (const [k, t] of positives.entries()) if (!DISTRESS.has(pos[k]!)) console.error(`${use}: ${t} -> ${pos[k]}`);
-      }
+  const categories = async (texts: string[]) => (await read(texts)).map((q) => q.category);
+  const count = (cats: string[]) => Object.fromEntries(EMOTIONS.map((e) => [e, cats.filter((c) => c === e).length]));
+  const result: Record<string, unknown> = {};
+  for (const use of ['development', 'held_out', 'everyday']) {
+    const chosen = sets.filter((s) => s.use === use);
+    const all = chosen.flatMap((s) => s.positives ?? []);
+    const positives = all.filter((t) => !templates.has(norm(t)));
+    const negatives = chosen.flatMap((s) => s.negatives ?? []);
+    const pos = await categories(positives);
+    const neg = await categories(negatives);
+    const distress = pos.filter((c) => DISTRESS.has(c)).length;
+    result[use] = {
+      positives: positives.length,
+      template_overlap: all.length - positives.length,
+      positives_read_as_distress: distress,
+      share: positives.length ? Math.round((distress / positives.length) * 1000) / 1000 : null,
+      positive_categories: count(pos),
+      negatives: negatives.length,
+      negative_categories: count(neg),
+    };
+    if (values.wrong) {
+      for (const [k, t] of positives.entries()) if (!DISTRESS.has(pos[k]!)) console.error(`${use}: ${t} -> ${pos[k]}`);
     }
-    console.log(JSON.stringify(result));
-  } finally {
-    await engine.close();
   }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  return result;
 });

@@ -10,9 +10,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine } from '../src/engine/engine.js';
-import { ScoreMapper } from '../src/core/emotions.js';
-import { computeEq } from '../src/core/eq.js';
+import { printServedReading } from './lib/served-reading.js';
 
 const { values } = parseArgs({ options: { model: { type: 'string', default: join(process.cwd(), 'models', 'emotion') } } });
 
@@ -24,7 +22,7 @@ const EMOJI: Record<string, string[]> = {
   joy: ['😂', '🎉', '😄'], love: ['😍', '❤️', '🥰'], surprise: ['😮', '😲', '🤯'],
 };
 
-async function main(): Promise<void> {
+printServedReading(values.model, async (read) => {
   const texts: string[] = [];
   const expected: string[] = [];
   for (const word of WORDS) {
@@ -37,25 +35,13 @@ async function main(): Promise<void> {
       }
     }
   }
-  const engine = await createEngine({ modelDir: values.model });
-  try {
-    const mapper = new ScoreMapper(engine.labels);
-    const eq = (await engine.analyze(texts)).map((o) => computeEq(mapper.toScores(o)));
-    const count = (level: string) => eq.filter((q) => q.intensityLevel === level).length;
-    console.log(JSON.stringify({
-      model: engine.info.model.version,
-      n: texts.length,
-      minimal: count('minimal'),
-      subtle: count('subtle'),
-      mean_intensity: Math.round((eq.reduce((a, q) => a + q.intensity, 0) / eq.length) * 1000) / 1000,
-      category_right: eq.filter((q, i) => q.category === expected[i]).length,
-    }));
-  } finally {
-    await engine.close();
-  }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  const eq = await read(texts);
+  const count = (level: string) => eq.filter((q) => q.intensityLevel === level).length;
+  return {
+    n: texts.length,
+    minimal: count('minimal'),
+    subtle: count('subtle'),
+    mean_intensity: Math.round((eq.reduce((a, q) => a + q.intensity, 0) / eq.length) * 1000) / 1000,
+    category_right: eq.filter((q, i) => q.category === expected[i]).length,
+  };
 });

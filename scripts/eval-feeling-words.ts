@@ -8,13 +8,11 @@
  * read as joy, the commonest class (models/emotion/MODEL.md). Prints one JSON line: texts whose
  * category is the word's emotion, per list and per emotion; --wrong also lists the misses.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine } from '../src/engine/engine.js';
-import { EMOTIONS, ScoreMapper } from '../src/core/emotions.js';
-import { computeEq } from '../src/core/eq.js';
-import { repoPathCandidates } from '../src/repo-paths.js';
+import { EMOTIONS } from '../src/core/emotions.js';
+import { printServedReading, repoFile } from './lib/served-reading.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,35 +38,22 @@ function itemsOf(words: Record<string, string[]>): Item[] {
     list.flatMap((w) => FRAMES.map((f) => ({ emotion, text: f.replace('{}', w) }))));
 }
 
-async function main(): Promise<void> {
-  const file = repoPathCandidates('models', 'train', 'feeling-words.json').find((f) => existsSync(f));
-  if (!file) throw new Error('models/train/feeling-words.json not found');
-  const taught = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string[]>;
+printServedReading(values.model, async (read) => {
+  const taught = JSON.parse(readFileSync(repoFile('models', 'train', 'feeling-words.json'), 'utf8')) as Record<string, string[]>;
   const lists = { taught: itemsOf(taught), held_out: itemsOf(HELD_OUT) };
-  const engine = await createEngine({ modelDir: values.model });
-  try {
-    const mapper = new ScoreMapper(engine.labels);
-    const result: Record<string, unknown> = { model: engine.info.model.version };
-    for (const [name, items] of Object.entries(lists)) {
-      const read = (await engine.analyze(items.map((i) => i.text))).map((o) => computeEq(mapper.toScores(o)).category);
-      const perEmotion: Record<string, string> = {};
-      for (const emotion of EMOTIONS) {
-        const idx = items.flatMap((it, k) => (it.emotion === emotion ? [k] : []));
-        perEmotion[emotion] = `${idx.filter((k) => read[k] === emotion).length}/${idx.length}`;
-      }
-      const right = items.filter((it, k) => read[k] === it.emotion).length;
-      result[name] = { right, n: items.length, share: Math.round((right / items.length) * 1000) / 1000, per_emotion: perEmotion };
-      if (values.wrong) {
-        for (const [k, it] of items.entries()) if (read[k] !== it.emotion) console.error(`${name}: ${it.text} -> ${read[k]} (${it.emotion})`);
-      }
+  const result: Record<string, unknown> = {};
+  for (const [name, items] of Object.entries(lists)) {
+    const category = (await read(items.map((i) => i.text))).map((q) => q.category);
+    const perEmotion: Record<string, string> = {};
+    for (const emotion of EMOTIONS) {
+      const idx = items.flatMap((it, k) => (it.emotion === emotion ? [k] : []));
+      perEmotion[emotion] = `${idx.filter((k) => category[k] === emotion).length}/${idx.length}`;
     }
-    console.log(JSON.stringify(result));
-  } finally {
-    await engine.close();
+    const right = items.filter((it, k) => category[k] === it.emotion).length;
+    result[name] = { right, n: items.length, share: Math.round((right / items.length) * 1000) / 1000, per_emotion: perEmotion };
+    if (values.wrong) {
+      for (const [k, it] of items.entries()) if (category[k] !== it.emotion) console.error(`${name}: ${it.text} -> ${category[k]} (${it.emotion})`);
+    }
   }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  return result;
 });
