@@ -68,11 +68,14 @@ export function checkExternalId(id: string, limits: Limits, name: string, param:
 }
 
 /**
- * An id with a lone surrogate (JSON's "\ud800") has no UTF-8 form, so no path can name it: it was stored
- * and could never be read back (a GET of its percent-encoding is 400, of U+FFFD another id's 404).
+ * Ids that a path cannot name are refused, as they would be stored and never read back: one with a lone
+ * surrogate (JSON's "\ud800") has no UTF-8 form (a GET of its percent-encoding is 400, of U+FFFD another
+ * id's 404), and "." and ".." are dot segments, which URL clients (fetch, browsers, curl) remove from a
+ * path, percent-encoded too.
  */
 function checkWellFormed(id: string, name: string, param: string): void {
   if (!id.isWellFormed()) throw new AppError('invalid_value', `${name} holds a lone surrogate (not Unicode text)`, { param });
+  if (id === '.' || id === '..') throw new AppError('invalid_value', `${name} "${id}" is a dot segment, which URL clients remove from a path`, { param });
 }
 
 /** Count and size limits are checked before schema validation, so an oversized request costs nothing. */

@@ -225,6 +225,13 @@ describe('validation (400)', () => {
     // An id with a lone surrogate has no UTF-8 form: stored, no path could read it back.
     await expectError(await s.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: 'e\ud800' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].externalId');
     await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: [{ ...msg(), external_id: '\udc00x' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].external_id');
+    // "." and ".." are dot segments: fetch, browsers and curl remove them from a path, so no GET would reach them.
+    await expectError(await s.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: '..' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].externalId');
+    await expectError(await s.post('/v1/emotions/ctx/analyse', { messages: [{ ...msg(), external_id: '.' }] }), 400, 'invalid_request_error', 'invalid_value', 'messages[0].external_id');
+    const dot = await rawRequest(s.sentio.port, `POST /v2/emotions/./analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(dot.status).toBe(400);
+    expect(JSON.parse(dot.body).error).toMatchObject({ code: 'invalid_value', param: 'context_id' });
+    expect((await s.post('/v2/emotions/ctx/analysis', { messages: [{ ...msg(), externalId: '...' }] })).status).toBe(200);
     // A looked-up message id is bound like the externalIds it names (it was a 404).
     await expectError(await s.get(`/v2/emotions/ctx/message/${'x'.repeat(129)}`), 400, 'invalid_request_error', 'external_id_too_long', 'message_id');
     await expectError(await s.get(`/v2/emotions/${'c'.repeat(128)}/message/${'x'.repeat(128)}`), 404, 'not_found_error', 'message_not_found', 'message_id');
