@@ -446,7 +446,8 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * A choice is an object whose index (when given) is a whole number and whose finish_reason is text or null,
  * with a message (a completion's) or a delta (a chunk's, which may leave it out) that is an object too,
- * whose content is text or null and whose tool_calls are a list of objects: what Sentio reads of it and
+ * whose content is text or null and whose tool_calls are a list of objects (a function's name and arguments
+ * text): what Sentio reads of it and
  * what an OpenAI client expects to find there, so a client never gets those fields mistyped in a 200.
  */
 function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
@@ -461,7 +462,18 @@ function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
   const content = m['content'];
   const toolCalls = m['tool_calls'];
   return (content === undefined || content === null || typeof content === 'string')
-    && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every(isObject)));
+    && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every(isToolCall)));
+}
+
+/** A tool call (or a chunk's part of one) whose function, when given, has text for its name and arguments: clients JSON.parse the arguments. */
+function isToolCall(t: unknown): boolean {
+  if (!isObject(t)) return false;
+  const f = t['function'];
+  if (f === undefined) return true;
+  if (!isObject(f)) return false;
+  const name = f['name'];
+  const args = f['arguments'];
+  return (name === undefined || typeof name === 'string') && (args === undefined || typeof args === 'string');
 }
 
 function isCompletion(v: unknown): v is UpstreamCompletion {

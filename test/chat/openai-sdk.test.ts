@@ -237,12 +237,13 @@ describe('openai SDK against /v2', () => {
       model: 'llm-k2-thinking-turbo', messages: [{ role: 'user', content: 'hi' }],
       temperature: null, max_tokens: null, top_p: null, frequency_penalty: null, presence_penalty: null, stop: null, seed: null,
       stream: null, stream_options: null, max_completion_tokens: 50,
-      ...({ emotion_model: 'emotion-v2', model_params: { temperature: null, top_p: 0.9 } } as object),
+      // The SDK types these three without null; Python frameworks send them as None all the same.
+      ...({ emotion_model: 'emotion-v2', model_params: { temperature: null, top_p: 0.9 }, tools: null, tool_choice: null, parallel_tool_calls: null } as object),
     } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     expect(res.object).toBe('chat.completion');
     const sent = llm.last!.body;
     expect(sent).toMatchObject({ max_completion_tokens: 50, top_p: 0.9 });
-    for (const k of ['temperature', 'max_tokens', 'frequency_penalty', 'presence_penalty', 'stop', 'seed']) expect(sent).not.toHaveProperty(k);
+    for (const k of ['temperature', 'max_tokens', 'frequency_penalty', 'presence_penalty', 'stop', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls']) expect(sent).not.toHaveProperty(k);
     const chunks = [];
     for await (const c of await client.chat.completions.create({
       model: 'llm-k2-thinking-turbo', messages: [{ role: 'user', content: 'hi' }], stream: true,

@@ -562,7 +562,8 @@ describe('malformed upstream streams', () => {
   it('choices that are not an array of objects, or whose message is not a message → upstream_error, in-band or as a 502', async () => {
     const streamed = [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }], [{ index: 0, delta: null }],
       [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }], [{ index: 0, delta: { tool_calls: [7] } }],
-      [{ index: 'zero', delta: { content: 'x' } }], [{ index: -1, delta: { content: 'x' } }], [{ index: 0, delta: { content: 'x' }, finish_reason: 42 }]];
+      [{ index: 'zero', delta: { content: 'x' } }], [{ index: -1, delta: { content: 'x' } }], [{ index: 0, delta: { content: 'x' }, finish_reason: 42 }],
+      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 5 } }] } }], [{ index: 0, delta: { tool_calls: [{ index: 0, function: 'f' }] } }]];
     const good = chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' } }]);
     for (const bad of streamed) {
       // After a good chunk, in-band; as the first chunk, before Sentio's stream has started, a 502.
@@ -584,6 +585,9 @@ describe('malformed upstream streams', () => {
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: [5] }, finish_reason: 'tool_calls' }],
+      // Clients JSON.parse a call's arguments: a number there is as malformed as a number for content.
+      [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: 5 } }] }, finish_reason: 'tool_calls' }],
+      [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 7, arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
       [{ index: 'a', message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
       [{ index: 0.5, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 5 }]];

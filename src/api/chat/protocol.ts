@@ -150,9 +150,10 @@ const chatRequest = <M extends z.ZodType>(message: M) =>
     stream: z.boolean().nullish(),
     stream_options: z.strictObject({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() }).nullish()
       .describe('Not passed on. include_usage true: Sentio\'s fields come in a chunk of their own with no choices, after the finishing chunk (as OpenAI sends usage); otherwise on the finishing chunk. Chunks are not padded'),
-    tools: z.array(FunctionTool).max(128).optional(),
-    tool_choice: ToolChoice.optional(),
-    parallel_tool_calls: z.boolean().optional(),
+    // null as absent, as for the model parameters: frameworks built on OpenAI's clients send the nulls.
+    tools: z.array(FunctionTool).max(128).nullish(),
+    tool_choice: ToolChoice.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
     emotion_guidance: z.boolean().optional().describe('Sentio extension, default true: add the emotion-aware system instruction'),
     // OpenAI clients put sampling parameters at the top level; they are accepted there too.
     ...ModelParams.shape,
@@ -200,8 +201,8 @@ export interface ChatRequest {
   /** The latest user message is new in this request (nothing follows it but the reply to come). */
   userIsNew: boolean;
   modelParams: ModelParams;
-  tools: RawChatRequest['tools'];
-  toolChoice: RawChatRequest['tool_choice'];
+  tools: NonNullable<RawChatRequest['tools']> | undefined;
+  toolChoice: NonNullable<RawChatRequest['tool_choice']> | undefined;
   parallelToolCalls: boolean | undefined;
   stream: boolean;
   /**
@@ -279,9 +280,9 @@ export function parseChatRequest(
     userIndex,
     userIsNew: userIndex === req.messages.length - 1,
     modelParams: modelParams as ModelParams,
-    tools: req.tools,
-    toolChoice: req.tool_choice,
-    parallelToolCalls: req.parallel_tool_calls,
+    tools: req.tools ?? undefined,
+    toolChoice: req.tool_choice ?? undefined,
+    parallelToolCalls: req.parallel_tool_calls ?? undefined,
     stream: req.stream ?? false,
     usageChunk: req.stream_options?.include_usage === true,
     guidance: guidanceDefault && req.emotion_guidance !== false,
