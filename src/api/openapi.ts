@@ -57,6 +57,7 @@ const HEADERS = {
   'ratelimit-remaining': { description: 'Tokens left in the key\'s bucket; a request costs one, a chat turn two, a batch one per 64 texts begun', schema: { type: 'integer' } },
   'ratelimit-reset': { description: 'Seconds until the key\'s bucket is full again (on a 429, Retry-After says when one more request fits)', schema: { type: 'integer' } },
   'idempotent-replayed': { description: '"true" when the response is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
+  'www-authenticate': { description: '"Bearer", on every 401 (RFC 9110): the scheme the API takes (x-api-key works too)', schema: { type: 'string' } },
   'retry-after': { description: 'Seconds to wait before retrying: on 429 rate_limit_exceeded and upstream_rate_limited, 503 overloaded and service_unavailable, 409 idempotency_key_in_use, and a 502 upstream_error that passes on the upstream\'s (docs/errors.md)', schema: { type: 'integer' } },
 } as const;
 type HeaderName = keyof typeof HEADERS;
@@ -73,12 +74,12 @@ function successHeaders(r: Route): Record<string, unknown> {
 }
 
 /** An error response: the Error body and the headers an error on this route carries. */
-function errorResponse(r: Route, description: string): Record<string, unknown> {
+function errorResponse(r: Route, description: string, extra: readonly HeaderName[] = []): Record<string, unknown> {
   return {
     description,
     headers: ref(r.auth
-      ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : [])]
-      : ['x-request-id', 'retry-after'], ['x-request-id']),
+      ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : []), ...extra]
+      : ['x-request-id', 'retry-after', ...extra], ['x-request-id', ...extra]),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
 }
@@ -121,7 +122,7 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
       parameters,
       responses: {
         '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
-        ...Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, errorResponse(r, description)])),
+        ...Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, errorResponse(r, description, status === '401' ? ['www-authenticate'] : [])])),
         default: errorResponse(r, 'Any other error (docs/errors.md)'),
       },
     };

@@ -269,9 +269,11 @@ export class HttpServer {
   /** The key a request presents, verified; throws the 401 (missing or not valid) otherwise. */
   #authenticate(xApiKey: string, authorization: string): ApiKeyInfo {
     const key = presentedKey(xApiKey, authorization);
-    if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer');
+    // RFC 9110 15.5.2: a 401 names the scheme that would be accepted.
+    const headers = { 'www-authenticate': 'Bearer' };
+    if (key === undefined) throw new AppError('missing_api_key', 'an API key is required: send x-api-key or Authorization: Bearer', { headers });
     const info = key ? this.#opts.keys.verify(key) : undefined;
-    if (!info) throw new AppError('invalid_api_key', 'the API key is not valid');
+    if (!info) throw new AppError('invalid_api_key', 'the API key is not valid', { headers });
     return info;
   }
 
@@ -302,7 +304,7 @@ export class HttpServer {
       if (!(refused instanceof AppError)) throw refused;
       err = refused;
     }
-    const headers: Record<string, string> = (keyInfo || open) && allowed ? { allow: [...new Set(methods)].join(', ') } : {};
+    const headers: Record<string, string> = (keyInfo || open) && allowed ? { allow: [...new Set(methods)].join(', ') } : { ...err.headers };
     const closeConnection = this.#draining || costlyToSkip(req.getHeader('content-length'), req.getHeader('transfer-encoding'), this.#opts.maxBodyBytes);
     writeJson(res, err.status, JSON.stringify(toErrorBody(err, requestId)), requestId, { head: method === 'HEAD', headers, closeConnection });
     this.#opts.onRequestDone?.({
@@ -424,11 +426,14 @@ export class HttpServer {
       let stop: Canceller | undefined;
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
-        const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        const [type, ...typeParams] = (headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
+        const charset = typeParams.find((p) => p.startsWith('charset='))?.slice(8).replace(/^"(.*)"$/, '$1');
         const coding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
         refusal = declared > this.#opts.maxBodyBytes
           ? new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`)
           : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json')
+          // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, not refused.
+          : charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' ? new AppError('unsupported_media_type', `charset ${charset.slice(0, 64)} is not supported: send the body as UTF-8`)
           // A compressed body read as JSON fails as 'not valid UTF-8': name the real cause (RFC 9110 15.5.16).
           : coding !== 'identity' && coding !== '' ? new AppError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 64)} is not supported: send the body uncompressed`, { headers: { 'accept-encoding': 'identity' } })
           : undefined;

@@ -37,8 +37,12 @@ describe('authentication', () => {
   it('refuses missing, wrong and malformed credentials with 401', async () => {
     const body = JSON.stringify({ messages: [msg()] });
     const h = { 'content-type': 'application/json' };
-    await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: h, body }), 401, 'authentication_error', 'missing_api_key');
-    await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, 'x-api-key': 'nope' }, body }), 401, 'authentication_error', 'invalid_api_key');
+    const missing = await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: h, body });
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer'); // RFC 9110 15.5.2
+    await expectError(missing, 401, 'authentication_error', 'missing_api_key');
+    const wrong = await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, 'x-api-key': 'nope' }, body });
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
+    await expectError(wrong, 401, 'authentication_error', 'invalid_api_key');
     await expectError(await fetch(`${s.base}/v2/emotions/analysis`, { method: 'POST', headers: { ...h, authorization: `Basic ${Buffer.from(`u:${TEST_KEY}`).toString('base64')}` }, body }), 401, 'authentication_error', 'missing_api_key');
     await expectError(await fetch(`${s.base}/v1/emotions/x`, { headers: { authorization: 'Bearer wrong' } }), 401, 'authentication_error', 'invalid_api_key');
     // A Bearer header was sent, just not a valid one.
@@ -81,7 +85,11 @@ describe('authentication', () => {
       await expectError(await fetch(`${s.base}${path}`), 401, 'authentication_error', 'missing_api_key');
       await expectError(await fetch(`${s.base}${path}`, { headers: { 'x-api-key': 'wrong' } }), 401, 'authentication_error', 'invalid_api_key');
     }
-    await expectError(await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' }), 401, 'authentication_error', 'missing_api_key');
+    const put = await fetch(`${s.base}/v2/emotions/x/analysis`, { method: 'PUT' });
+    expect(put.headers.get('www-authenticate')).toBe('Bearer');
+    expect(put.headers.get('allow')).toBeNull(); // a caller without a key learns nothing of the routes
+    await expectError(put, 401, 'authentication_error', 'missing_api_key');
+    expect((await fetch(`${s.base}/v3/nothing`)).headers.get('www-authenticate')).toBe('Bearer');
     expect((await s.get('/metrics')).status).toBe(200);
     expect((await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).status).toBe(200);
     expect((await fetch(`${s.base}/healthz`)).status).toBe(200);
@@ -196,6 +204,11 @@ describe('validation (400)', () => {
     expect(gz.headers.get('accept-encoding')).toBe('identity');
     expect((await expectError(gz, 415, 'invalid_request_error', 'unsupported_media_type')).error.message).toMatch(/Content-Encoding gzip/);
     expect((await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-encoding': 'identity' })).status).toBe(200);
+    // JSON is UTF-8: a body declared in another charset is refused, not misread.
+    const utf16 = await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-type': 'application/json; charset=utf-16' });
+    expect((await expectError(utf16, 415, 'invalid_request_error', 'unsupported_media_type')).error.message).toMatch(/charset utf-16/);
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf-8"', 'Application/JSON; charset=utf8'])
+      expect((await s.post(p, JSON.stringify({ messages: [msg()] }), { 'content-type': type })).status, type).toBe(200);
   });
 
   it('id limits: context_id, externalId, Idempotency-Key', async () => {
