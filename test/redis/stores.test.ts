@@ -369,6 +369,33 @@ describe('RedisIdempotencyStore', () => {
     expect(lines.find((l) => l.msg.startsWith('redis connection lost'))?.reason).toBe('connection closed');
   });
 
+  // A clean close left no error to compare with, so the first reason it stayed down (here a rotated
+  // password) was kept and never logged, nor its repeats (a reviewer's probe, 2026-11-28).
+  it('why Redis stays down after a clean close is logged: a password it now asks for', async () => {
+    const lines: Array<{ msg: string; reason?: unknown }> = [];
+    const rec = (o: { reason?: unknown }, msg: string) => { lines.push({ msg, reason: o.reason }); };
+    const logger = { info: rec, warn: rec, error: rec } as unknown as Logger;
+    const conn = await RedisConnection.open({ url: redis.url, prefix: 'log:', commandTimeoutMs: 300, logger });
+    conns.push(conn);
+    const admin = await connection();
+    const id = String(await conn.client.client('ID'));
+    await admin.client.config('SET', 'requirepass', 'rotated'); // connections already open stay signed in
+    try {
+      const closed = new Promise((r) => conn.client.once('close', r));
+      await admin.client.client('KILL', 'ID', id);
+      await closed;
+      // Bounded, so that the password is cleared for the other tests even when the line never comes.
+      for (const until = Date.now() + 4_000; !lines.some((l) => l.msg === 'redis still unavailable') && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+      expect(lines.find((l) => l.msg.startsWith('redis connection lost'))?.reason).toBe('connection closed');
+      expect(String(lines.find((l) => l.msg === 'redis still unavailable')!.reason)).toMatch(/NOAUTH/);
+    } finally {
+      await admin.client.config('SET', 'requirepass', '');
+    }
+    await reconnected(conn);
+    while (!lines.some((l) => l.msg === 'redis connection restored')) await new Promise((r) => setTimeout(r, 20));
+    expect(lines.filter((l) => l.msg === 'redis still unavailable')).toHaveLength(1); // each reason once
+  });
+
   it('a retry while Redis still refuses the pending release leaves that release pending', async () => {
     const conn = await connection();
     const a = new RedisIdempotencyStore(conn);

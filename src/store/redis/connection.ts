@@ -83,9 +83,10 @@ export class RedisConnection {
       retryStrategy: (attempt) => (this.#closed ? null : reconnectDelayMs(attempt)),
     });
     // Without a listener ioredis prints every failed reconnection attempt; log state changes instead, and
-    // each new reason while down (a rotated password said nothing after "connection lost").
+    // each new reason while down (a rotated password said nothing after "connection lost"), the first one
+    // too when the loss itself came without an error (a clean close: "connection closed").
     this.client.on('error', (err: Error) => {
-      if (!this.#up && this.#lastError !== undefined && err.message !== this.#lastError && !this.#closed) {
+      if (!this.#up && this.#lost && err.message !== this.#lastError && !this.#closed) {
         this.#logger?.warn({ redis: this.#url, reason: err.message }, 'redis still unavailable');
       }
       this.#lastError = err.message;
