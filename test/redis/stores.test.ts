@@ -50,6 +50,22 @@ describe('RedisContextStore', () => {
     expect(await store.size()).toBeGreaterThanOrEqual(1);
   });
 
+  // Each scrape scanned every context key; with 600,000 of them a scrape of several HTTP workers lost its
+  // series (a reviewer's probe, 2026-11-28). Now a count serves the scrapes of the next 15 s.
+  it('counting contexts scans Redis once for the scrapes of the next 15 s', async () => {
+    const conn = await connection('count:');
+    const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 100 });
+    for (const id of ['c1', 'c2', 'c3']) await store.append(id, [message('a')]);
+    const scans = async () => Number(/cmdstat_scan:calls=(\d+)/.exec(String(await conn.client.info('commandstats')))?.[1] ?? 0);
+    const before = await scans();
+    expect(await store.size()).toBe(3);
+    const once = (await scans()) - before;
+    expect(once).toBeGreaterThan(0);
+    await store.append('c4', [message('a')]);
+    for (let i = 0; i < 5; i++) expect(await store.size()).toBe(3); // the count of the last 15 s
+    expect((await scans()) - before).toBe(once);
+  });
+
   it('an append under an idempotency token is applied once, from any instance; other appends are not held back', async () => {
     const [a, b] = [new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 }),
       new RedisContextStore(await connection(), { ttlSeconds: 60, maxMessagesPerContext: 100 })];

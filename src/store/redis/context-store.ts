@@ -116,6 +116,10 @@ function heldOf(r: ContextRecord | undefined): string {
   return r ? `${r.createdAt}:${r.total}:${r.messages.length}` : '';
 }
 
+/** How often size() counts the contexts at most, and how long the first count is waited for. */
+const COUNT_EVERY_MS = 15_000;
+const FIRST_COUNT_WAIT_MS = 500;
+
 export class RedisContextStore implements ContextStore {
   readonly #redis: RedisConnection;
   readonly #ttlMs: number;
@@ -124,6 +128,9 @@ export class RedisContextStore implements ContextStore {
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #transferred: Transferred = { since: 0, whole: 0 };
   readonly #appends = new PerKeyQueue();
+  #count = 0;
+  #countedAt = -Infinity;
+  #counting: Promise<void> | undefined;
 
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
@@ -214,7 +221,27 @@ export class RedisContextStore implements ContextStore {
   }
 
   /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
+  /**
+   * Counting is a SCAN of every context's key: 1 s for 600,000 keys, over the 1 s a worker thread's
+   * metrics are waited for, so a scrape with several HTTP workers lost every series (a reviewer's probe,
+   * 2026-11-28). So it runs in the background, at most once per COUNT_EVERY_MS, and a scrape reads the last
+   * count; only the first is waited for, briefly. While Redis cannot be read the count stays as it was.
+   */
   async size(): Promise<number> {
+    if (!this.#counting && performance.now() - this.#countedAt >= COUNT_EVERY_MS) {
+      this.#counting = this.#scanCount()
+        .then((n) => { this.#count = n; this.#countedAt = performance.now(); }, () => {})
+        .finally(() => { this.#counting = undefined; });
+    }
+    if (this.#countedAt === -Infinity && this.#counting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#counting, new Promise((r) => { timer = setTimeout(r, FIRST_COUNT_WAIT_MS); })]);
+      clearTimeout(timer);
+    }
+    return this.#count;
+  }
+
+  #scanCount(): Promise<number> {
     const pattern = contextMetaPattern(this.#redis.prefix);
     return this.#redis.run(async (c) => {
       let n = 0;
