@@ -128,6 +128,7 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     const metrics = new Metrics({
       engine: opts.engineMetrics,
       contexts: () => store.size(),
+      contextsAvailable: () => store.available(),
       transferred: store.transferred?.bind(store),
       worker: opts.worker,
       // Read at scrape time only, once the server below exists.

@@ -127,6 +127,8 @@ export class Metrics {
     /** The engine's own metrics: in this thread, or the main thread's for an HTTP worker. */
     engine: EngineMetricsSource;
     contexts: () => Promise<number>;
+    /** Whether the context store can be reached (Redis connected; always, in process). */
+    contextsAvailable?: (() => Promise<boolean>) | undefined;
     transferred?: (() => Transferred) | undefined;
     /** The HTTP worker thread this server is (SENTIO_HTTP_WORKERS > 1): its requests get a series of their own. */
     worker?: number | undefined;
@@ -154,6 +156,13 @@ export class Metrics {
         this.set(lastContexts);
       },
     });
+    const available = sources.contextsAvailable;
+    if (available) {
+      new Gauge({
+        name: 'sentio_context_store_up', help: 'Whether the context store can be reached: 1 in process; with Redis, 1 while connected (contexts, lookups and Idempotency-Key requests answer 503 while it is 0)', registers: [this.registry],
+        async collect() { this.set((await available().catch(() => false)) ? 1 : 0); },
+      });
+    }
     const inFlight = sources.inFlight;
     if (inFlight) {
       new Gauge({
@@ -253,7 +262,7 @@ function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonl
  */
 export async function threadsText(parts: MetricObjectWithValues<MetricValue<string>>[][], engine: EngineMetricsSource): Promise<string> {
   const aggregator = (name: string): string | undefined => {
-    if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored') return 'first';
+    if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored' || name === 'sentio_context_store_up') return 'first';
     if (name.startsWith('sentio_nodejs_eventloop_lag_') || name === 'sentio_http_key_requests_in_flight_max') return 'max';
     return undefined; // as declared (sum for ours)
   };

@@ -74,6 +74,7 @@ export function storeHandlers(stores: StateStores): Record<string, RpcHandler> {
     'ctx.append': async ([id, messages, held, once]) =>
       value(toWire(await stores.contexts.append(id as string, messages as StoredMessage[], once as string | undefined), held as Held | null)),
     'ctx.size': async () => value(await stores.contexts.size()),
+    'ctx.available': async () => value(await stores.contexts.available()),
     'rl.take': async ([bucket, cost, capacity, refill, now]) =>
       value(await stores.rateLimits.take(bucket as string, cost as number, capacity as number, refill as number, now as number)),
     'idem.claim': async ([scope, fp]) => value(await stores.idempotency.claim(scope as string, fp as string)),
@@ -112,6 +113,7 @@ export function remoteStores(rpc: RpcClient, cachedMessages: number): { contexts
       return record;
     }),
     size: () => rpc.call<number>('ctx.size', []),
+    available: () => rpc.call<boolean>('ctx.available', []),
     transferred: () => ({ ...transferred }),
     close: async () => {}, // the main thread owns and closes the stores
   };

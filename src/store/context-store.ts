@@ -63,6 +63,8 @@ export interface ContextStore {
   append(contextId: string, messages: readonly StoredMessage[], once?: string): Promise<ContextRecord>;
   /** Contexts currently held (metrics). */
   size(): Promise<number>;
+  /** Whether the store can be reached now (metrics): always in process; with Redis, while connected. */
+  available(): Promise<boolean>;
   /**
    * Stores that keep copies of a shared store's contexts (Redis; the main thread's, for HTTP workers):
    * messages received so far, as extensions of a copy held (`since`) or in whole histories (`whole`, when

@@ -29,6 +29,10 @@ function sizeOf(messages: MessageList): number {
 }
 
 export class MemoryContextStore implements ContextStore {
+  async available(): Promise<boolean> {
+    return true;
+  }
+
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #maxMessages: number;
   readonly #now: () => number;

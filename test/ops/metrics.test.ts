@@ -25,6 +25,7 @@ describe('observability', () => {
     expect(text).toMatch(/^sentio_engine_batches_in_flight 0$/m);
     expect(text).toMatch(/^sentio_analysed_tokens_total [1-9]\d*$/m);
     expect(text).toMatch(/^sentio_contexts_stored 1$/m);
+    expect(text).toMatch(/^sentio_context_store_up 1$/m);
     expect(text).toMatch(/^sentio_process_resident_memory_bytes \d+$/m);
     expect(text).toMatch(/^sentio_engine_batch_size_texts_count [1-9]\d*$/m);
     expect(text).toMatch(/^sentio_engine_inference_duration_seconds_count [1-9]\d*$/m);

@@ -142,6 +142,7 @@ describe('two instances, one Redis', () => {
 describe('Redis lost mid-run', () => {
   it('context operations answer 503 fast, stateless and batch keep working, then it recovers by itself', async () => {
     expect((await a.post('/v2/emotions/before/analysis', { messages: [msg('all good so far')] })).status).toBe(200);
+    expect(await (await b.get('/metrics')).text()).toMatch(/^sentio_context_store_up 1$/m);
     await redis.kill();
     try {
       const started = performance.now();
@@ -162,6 +163,10 @@ describe('Redis lost mid-run', () => {
       const idem = await a.post('/v2/emotions/analysis', { messages: [msg('retry me')] }, { 'idempotency-key': crypto.randomUUID() });
       expect(idem.status).toBe(503);
       expect((await a.get('/healthz')).status).toBe(200);
+      // What a dashboard reads of it: the store is down, and the contexts count is the last one read (above).
+      const down = await (await b.get('/metrics')).text();
+      expect(down).toMatch(/^sentio_context_store_up 0$/m);
+      expect(down).toMatch(/^sentio_contexts_stored [1-9]\d*$/m);
     } finally {
       await redis.restart();
     }
@@ -173,6 +178,7 @@ describe('Redis lost mid-run', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe(200);
+    expect(await (await a.get('/metrics')).text()).toMatch(/^sentio_context_store_up 1$/m);
     let read = 0;
     while (Date.now() < deadline) {
       read = (await b.get('/v2/emotions/after')).status;

@@ -223,6 +223,8 @@ describe('HTTP workers with Redis', () => {
       try {
         expect((await call(s.base, '/v2/emotions/rw')).status).toBe(503);
         expect((await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('fine')] } })).status).toBe(200);
+        // The main thread's connection, read once however many workers there are.
+        expect(await (await call(s.base, '/metrics')).text()).toMatch(/^sentio_context_store_up 0$/m);
       } finally {
         await redis.restart();
       }
@@ -233,6 +235,7 @@ describe('HTTP workers with Redis', () => {
         if (ok === 0) await new Promise((r) => setTimeout(r, 100));
       }
       expect(ok).toBe(6);
+      expect(await (await call(s.base, '/metrics')).text()).toMatch(/^sentio_context_store_up 1$/m);
     } finally {
       await s.close(2_000);
     }

@@ -70,6 +70,7 @@ describe('remote context stores (HTTP workers without Redis)', () => {
       get: (id) => inner.get(id),
       append: (id, messages, once) => { tokens.push(once); return inner.append(id, messages); },
       size: () => inner.size(),
+      available: () => inner.available(),
       close: () => inner.close(),
     };
     const handlers = storeHandlers({

@@ -108,6 +108,11 @@ export class RedisConnection {
     });
   }
 
+  /** Connected and ready for commands now. */
+  get up(): boolean {
+    return this.#up;
+  }
+
   /** Connect, or throw RedisStartupError naming the server and the reason. */
   static async open(opts: RedisConnectionOptions): Promise<RedisConnection> {
     const conn = new RedisConnection(opts);

@@ -241,6 +241,10 @@ export class RedisContextStore implements ContextStore {
     return this.#count;
   }
 
+  async available(): Promise<boolean> {
+    return this.#redis.up;
+  }
+
   #scanCount(): Promise<number> {
     const pattern = contextMetaPattern(this.#redis.prefix);
     return this.#redis.run(async (c) => {
