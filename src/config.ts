@@ -58,6 +58,8 @@ const EnvSchema = z.object({
   SENTIO_REDIS_PREFIX: z.string().min(1).max(64).default('sentio:'),
   /** A Redis command not answered within this fails with 503: fail fast rather than queue behind a dead server. */
   SENTIO_REDIS_TIMEOUT_MS: int(1_000, 10, 60_000),
+  /** How long one count of the contexts in Redis (a SCAN of every context key) serves /metrics; 0 counts at every scrape. */
+  SENTIO_REDIS_COUNT_SECONDS: int(15, 0, 3_600),
   /**
    * Context messages kept decoded from the shared store (Redis, or the main thread for HTTP workers
    * without Redis), so that a read or append fetches only what changed. docs/deployment.md
@@ -140,6 +142,7 @@ export interface Config {
   redisUrl: string | undefined;
   redisPrefix: string;
   redisTimeoutMs: number;
+  redisCountSeconds: number;
   contextCacheMessages: number;
   httpWorkers: number;
   rateLimitRpm: number;
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.SENTIO_REDIS_URL,
     redisPrefix: e.SENTIO_REDIS_PREFIX,
     redisTimeoutMs: e.SENTIO_REDIS_TIMEOUT_MS,
+    redisCountSeconds: e.SENTIO_REDIS_COUNT_SECONDS,
     contextCacheMessages: e.SENTIO_CONTEXT_CACHE_MESSAGES,
     httpWorkers: e.SENTIO_HTTP_WORKERS,
     rateLimitRpm: e.SENTIO_RATE_LIMIT_RPM,

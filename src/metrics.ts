@@ -147,7 +147,7 @@ export class Metrics {
     }
     collectDefaultMetrics({ register: this.registry, prefix: 'sentio_', eventLoopMonitoringPrecision: LAG_RESOLUTION_MS });
     this.#replaceLagStats();
-    // While the store cannot be read (Redis down), the last count read: 0 would read as "no contexts".
+    // While the store cannot be read (the main thread's, for an HTTP worker without Redis), the last count read: 0 would read as "no contexts".
     let lastContexts = 0;
     new Gauge({
       name: 'sentio_contexts_stored', help: 'Contexts held by the context store: in process, expired ones until they are read or pushed out; in Redis, counted at most every 15 s (the last count read while it cannot be read)', registers: [this.registry],
@@ -262,7 +262,9 @@ function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonl
  */
 export async function threadsText(parts: MetricObjectWithValues<MetricValue<string>>[][], engine: EngineMetricsSource): Promise<string> {
   const aggregator = (name: string): string | undefined => {
-    if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored' || name === 'sentio_context_store_up') return 'first';
+    if (name.startsWith('sentio_process_') || name === 'sentio_contexts_stored') return 'first';
+    // With Redis each worker has its own connection: one that is down fails that worker's requests.
+    if (name === 'sentio_context_store_up') return 'min';
     if (name.startsWith('sentio_nodejs_eventloop_lag_') || name === 'sentio_http_key_requests_in_flight_max') return 'max';
     return undefined; // as declared (sum for ours)
   };

@@ -55,7 +55,7 @@ export function checkContextId(id: string, limits: Limits): string {
   if (exceedsUtf8Bytes(id, limits.contextIdBytes)) {
     throw new AppError('context_id_too_long', `context_id exceeds ${limits.contextIdBytes} bytes`, { param: 'context_id' });
   }
-  checkWellFormed(id, 'context_id', 'context_id');
+  checkNameable(id, 'context_id', 'context_id');
   return id;
 }
 
@@ -64,7 +64,7 @@ export function checkExternalId(id: string, limits: Limits, name: string, param:
   if (exceedsUtf8Bytes(id, limits.externalIdBytes)) {
     throw new AppError('external_id_too_long', `${name} exceeds ${limits.externalIdBytes} bytes`, { param });
   }
-  checkWellFormed(id, name, param);
+  checkNameable(id, name, param);
 }
 
 /**
@@ -73,7 +73,7 @@ export function checkExternalId(id: string, limits: Limits, name: string, param:
  * id's 404), and "." and ".." are dot segments, which URL clients (fetch, browsers, curl) remove from a
  * path, percent-encoded too.
  */
-function checkWellFormed(id: string, name: string, param: string): void {
+function checkNameable(id: string, name: string, param: string): void {
   if (!id.isWellFormed()) throw new AppError('invalid_value', `${name} holds a lone surrogate (not Unicode text)`, { param });
   if (id === '.' || id === '..') throw new AppError('invalid_value', `${name} "${id}" is a dot segment, which URL clients remove from a path`, { param });
 }

@@ -138,6 +138,9 @@ export interface ServerOptions {
 
 const HEADERS_READ = ['x-api-key', 'authorization', 'content-type', 'content-encoding', 'content-length', 'transfer-encoding', 'idempotency-key', 'accept'];
 
+/** A Content-Type's charset parameter, quoted or not (spaces around '=' tolerated), and the ones JSON's UTF-8 satisfies. */
+const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
 
 /**
@@ -426,14 +429,16 @@ export class HttpServer {
       let stop: Canceller | undefined;
       if (route.method === 'post') {
         const declared = Number(headers['content-length'] ?? '0');
-        const [type, ...typeParams] = (headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
-        const charset = typeParams.find((p) => p.startsWith('charset='))?.slice(8).replace(/^"(.*)"$/, '$1');
+        const contentType = headers['content-type'] ?? '';
+        const type = contentType.split(';')[0]!.trim().toLowerCase();
+        const named = CHARSET.exec(contentType);
+        const charset = named ? (named[1] ?? named[2] ?? '').toLowerCase() : undefined;
         const coding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
         refusal = declared > this.#opts.maxBodyBytes
           ? new AppError('body_too_large', `request body exceeds ${this.#opts.maxBodyBytes} bytes`)
           : type !== 'application/json' ? new AppError('unsupported_media_type', 'Content-Type must be application/json')
           // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, not refused.
-          : charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' ? new AppError('unsupported_media_type', `charset ${charset.slice(0, 64)} is not supported: send the body as UTF-8`)
+          : charset !== undefined && !UTF8_CHARSETS.has(charset) ? new AppError('unsupported_media_type', `charset "${charset.slice(0, 64)}" is not supported: send the body as UTF-8`)
           // A compressed body read as JSON fails as 'not valid UTF-8': name the real cause (RFC 9110 15.5.16).
           : coding !== 'identity' && coding !== '' ? new AppError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 64)} is not supported: send the body uncompressed`, { headers: { 'accept-encoding': 'identity' } })
           : undefined;

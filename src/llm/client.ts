@@ -462,18 +462,21 @@ function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
   const content = m['content'];
   const toolCalls = m['tool_calls'];
   return (content === undefined || content === null || typeof content === 'string')
-    && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every(isToolCall)));
+    && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every((t) => isToolCall(t, body))));
 }
 
-/** A tool call (or a chunk's part of one) whose function, when given, has text for its name and arguments: clients JSON.parse the arguments. */
-function isToolCall(t: unknown): boolean {
+/**
+ * A tool call whose function, when given, has text for its name and arguments (clients JSON.parse the
+ * arguments). A chunk's part of one may also hold null for either: proxies that serialise OpenAI's Python
+ * types (LiteLLM) send the pieces' absent fields as null.
+ */
+function isToolCall(t: unknown, body: 'message' | 'delta'): boolean {
   if (!isObject(t)) return false;
   const f = t['function'];
   if (f === undefined) return true;
   if (!isObject(f)) return false;
-  const name = f['name'];
-  const args = f['arguments'];
-  return (name === undefined || typeof name === 'string') && (args === undefined || typeof args === 'string');
+  const text = (v: unknown) => v === undefined || typeof v === 'string' || (body === 'delta' && v === null);
+  return text(f['name']) && text(f['arguments']);
 }
 
 function isCompletion(v: unknown): v is UpstreamCompletion {

@@ -25,7 +25,7 @@ export interface StateStores {
   close(): Promise<void>;
 }
 
-export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'contextCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages' | 'contextMaxBytes'>;
+export type StoreConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'redisTimeoutMs' | 'redisCountSeconds' | 'contextCacheMessages' | 'contextTtlSeconds' | 'contextMax' | 'contextMaxMessages' | 'contextMaxBytes'>;
 
 export interface OpenStoresOptions {
   logger?: Logger | undefined;
@@ -50,6 +50,7 @@ export async function openStores(config: StoreConfig, opts: OpenStoresOptions = 
       ttlSeconds: config.contextTtlSeconds,
       maxMessagesPerContext: config.contextMaxMessages,
       cachedMessages: config.contextCacheMessages,
+      countEverySeconds: config.redisCountSeconds,
       now: opts.now,
     });
     const ownIdempotency = opts.idempotency ? undefined : new RedisIdempotencyStore(redis, { logger: opts.logger });

@@ -29,10 +29,6 @@ function sizeOf(messages: MessageList): number {
 }
 
 export class MemoryContextStore implements ContextStore {
-  async available(): Promise<boolean> {
-    return true;
-  }
-
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #maxMessages: number;
   readonly #now: () => number;
@@ -87,6 +83,10 @@ export class MemoryContextStore implements ContextStore {
 
   async size(): Promise<number> {
     return this.#cache.size;
+  }
+
+  async available(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {

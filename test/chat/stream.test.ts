@@ -197,6 +197,22 @@ describe('streaming chat', () => {
     expect(last.usage.completion_tokens).toBeGreaterThan(0);
   });
 
+  // Proxies that serialise OpenAI's Python types (LiteLLM) send a piece's absent name or arguments as null.
+  it('tool-call pieces with a null name or arguments pass through', async () => {
+    const piece = (fn: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      chunk([{ index: 0, delta: { tool_calls: [{ index: 0, ...extra, function: fn }] }, finish_reason: null }]);
+    llm.enqueue({ kind: 'raw', pieces: [
+      piece({ name: 'lookup', arguments: null }, { id: 'call_n', type: 'function' }),
+      piece({ name: null, arguments: '{"q":' }), piece({ name: null, arguments: '"x"}' }),
+      chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]), 'data: [DONE]\n\n'] });
+    const { res, events } = await streamChat(V2, body([user('look it up')], { tools: [{ type: 'function', function: { name: 'lookup' } }] }));
+    expect(res.status).toBe(200);
+    const calls = events.slice(0, -1).flatMap((e) => e.json!.choices).flatMap((c: any) => c.delta?.tool_calls ?? []);
+    expect(calls.map((c: any) => c.function.arguments ?? '').join('')).toBe('{"q":"x"}');
+    expect(events.at(-2)!.json!.choices[0].finish_reason).toBe('tool_calls');
+    expect(events.at(-1)!.data).toBe('[DONE]');
+  });
+
   it('scores an empty streamed reply without tool calls as the empty text', async () => {
     llm.enqueue({ kind: 'reply', content: '', finishReason: 'length' });
     const { events } = await streamChat(V2, body([user('Tell me a long story')]));

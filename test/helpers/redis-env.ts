@@ -16,5 +16,6 @@ declare module 'vitest' {
  */
 export function redisTestEnv(): Record<string, string> {
   if (process.env['SENTIO_TEST_STORE'] !== 'redis') return {};
-  return { SENTIO_REDIS_URL: inject('redisUrl'), SENTIO_REDIS_PREFIX: `t${randomBytes(6).toString('hex')}:` };
+  // Counted at every scrape, so that tests reading sentio_contexts_stored twice read two counts.
+  return { SENTIO_REDIS_URL: inject('redisUrl'), SENTIO_REDIS_PREFIX: `t${randomBytes(6).toString('hex')}:`, SENTIO_REDIS_COUNT_SECONDS: '0' };
 }

@@ -52,7 +52,7 @@ describe('RedisContextStore', () => {
 
   // Each scrape scanned every context key; with 600,000 of them a scrape of several HTTP workers lost its
   // series (a reviewer's probe, 2026-11-28). Now a count serves the scrapes of the next 15 s.
-  it('counting contexts scans Redis once for the scrapes of the next 15 s', async () => {
+  it('counting contexts scans Redis once for the scrapes of the next 15 s, then counts again', async () => {
     const conn = await connection('count:');
     const store = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 100 });
     for (const id of ['c1', 'c2', 'c3']) await store.append(id, [message('a')]);
@@ -64,6 +64,18 @@ describe('RedisContextStore', () => {
     await store.append('c4', [message('a')]);
     for (let i = 0; i < 5; i++) expect(await store.size()).toBe(3); // the count of the last 15 s
     expect((await scans()) - before).toBe(once);
+    // Once its interval has passed, the scrape that starts a count reads it (a small keyspace is counted well within the wait).
+    const quick = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 100, countEverySeconds: 1 });
+    expect(await quick.size()).toBe(4);
+    await store.append('c5', [message('a')]);
+    expect(await quick.size()).toBe(4);
+    await new Promise((r) => setTimeout(r, 1_050));
+    expect(await quick.size()).toBe(5);
+    // 0: every call counts.
+    const every = new RedisContextStore(conn, { ttlSeconds: 60, maxMessagesPerContext: 100, countEverySeconds: 0 });
+    expect(await every.size()).toBe(5);
+    await store.append('c6', [message('a')]);
+    expect(await every.size()).toBe(6);
   });
 
   it('an append under an idempotency token is applied once, from any instance; other appends are not held back', async () => {

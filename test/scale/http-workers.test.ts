@@ -223,7 +223,7 @@ describe('HTTP workers with Redis', () => {
       try {
         expect((await call(s.base, '/v2/emotions/rw')).status).toBe(503);
         expect((await call(s.base, '/v2/emotions/analysis', { body: { messages: [msg('fine')] } })).status).toBe(200);
-        // The main thread's connection, read once however many workers there are.
+        // Each worker has its own connection; the gauge reads 0 when any of them is down.
         expect(await (await call(s.base, '/metrics')).text()).toMatch(/^sentio_context_store_up 0$/m);
       } finally {
         await redis.restart();

@@ -108,11 +108,6 @@ export class RedisConnection {
     });
   }
 
-  /** Connected and ready for commands now. */
-  get up(): boolean {
-    return this.#up;
-  }
-
   /** Connect, or throw RedisStartupError naming the server and the reason. */
   static async open(opts: RedisConnectionOptions): Promise<RedisConnection> {
     const conn = new RedisConnection(opts);

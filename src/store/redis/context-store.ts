@@ -106,6 +106,8 @@ export interface RedisContextStoreOptions {
    * Without one, Redis's TTL alone decides.
    */
   now?: (() => number) | undefined;
+  /** Seconds a count of the contexts serves size() (SENTIO_REDIS_COUNT_SECONDS; default 15, 0: count every time). */
+  countEverySeconds?: number | undefined;
 }
 
 type AppendReply = [Buffer, Buffer, Buffer, Buffer[], number, number];
@@ -116,9 +118,8 @@ function heldOf(r: ContextRecord | undefined): string {
   return r ? `${r.createdAt}:${r.total}:${r.messages.length}` : '';
 }
 
-/** How often size() counts the contexts at most, and how long the first count is waited for. */
-const COUNT_EVERY_MS = 15_000;
-const FIRST_COUNT_WAIT_MS = 500;
+/** How long a scrape waits for a count it started before it reads the last one (size()). */
+const FRESH_COUNT_WAIT_MS = 500;
 
 export class RedisContextStore implements ContextStore {
   readonly #redis: RedisConnection;
@@ -128,6 +129,7 @@ export class RedisContextStore implements ContextStore {
   readonly #cache: LRUCache<string, ContextRecord>;
   readonly #transferred: Transferred = { since: 0, whole: 0 };
   readonly #appends = new PerKeyQueue();
+  readonly #countEveryMs: number;
   #count = 0;
   #countedAt = -Infinity;
   #counting: Promise<void> | undefined;
@@ -135,6 +137,7 @@ export class RedisContextStore implements ContextStore {
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
     this.#ttlMs = opts.ttlSeconds * 1000;
+    this.#countEveryMs = (opts.countEverySeconds ?? 15) * 1000;
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
     // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
@@ -220,29 +223,31 @@ export class RedisContextStore implements ContextStore {
     return { ...this.#transferred };
   }
 
-  /** Contexts held under this prefix. A SCAN over the keyspace: for metrics at scrape intervals, not per request. */
   /**
-   * Counting is a SCAN of every context's key: 1 s for 600,000 keys, over the 1 s a worker thread's
-   * metrics are waited for, so a scrape with several HTTP workers lost every series (a reviewer's probe,
-   * 2026-11-28). So it runs in the background, at most once per COUNT_EVERY_MS, and a scrape reads the last
-   * count; only the first is waited for, briefly. While Redis cannot be read the count stays as it was.
+   * Contexts held under this prefix: a SCAN of every context's key, 1 s for 600,000 keys. Scanned at every
+   * scrape, that outran the 1 s a worker thread's metrics are waited for, and a scrape with several HTTP
+   * workers lost every series (a reviewer's probe, 2026-11-28). So a count serves the scrapes of the next
+   * `countEverySeconds`; a scrape that starts one waits for it at most FRESH_COUNT_WAIT_MS, else reads the
+   * last count (0 before the first). With 0 every scrape counts, and waits. While Redis cannot be read the
+   * count stays as it was.
    */
   async size(): Promise<number> {
-    if (!this.#counting && performance.now() - this.#countedAt >= COUNT_EVERY_MS) {
+    if (!this.#counting && performance.now() - this.#countedAt >= this.#countEveryMs) {
       this.#counting = this.#scanCount()
         .then((n) => { this.#count = n; this.#countedAt = performance.now(); }, () => {})
         .finally(() => { this.#counting = undefined; });
     }
-    if (this.#countedAt === -Infinity && this.#counting) {
+    if (this.#counting && this.#countEveryMs === 0) await this.#counting;
+    else if (this.#counting) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.#counting, new Promise((r) => { timer = setTimeout(r, FIRST_COUNT_WAIT_MS); })]);
+      await Promise.race([this.#counting, new Promise((r) => { timer = setTimeout(r, FRESH_COUNT_WAIT_MS); })]);
       clearTimeout(timer);
     }
     return this.#count;
   }
 
   async available(): Promise<boolean> {
-    return this.#redis.up;
+    return this.#redis.ready;
   }
 
   #scanCount(): Promise<number> {
