@@ -150,7 +150,7 @@ export class Metrics {
     // While the store cannot be read (the main thread's, for an HTTP worker without Redis), the last count read: 0 would read as "no contexts".
     let lastContexts = 0;
     new Gauge({
-      name: 'sentio_contexts_stored', help: 'Contexts held by the context store: in process, expired ones until they are read or pushed out; in Redis, counted at most every 15 s (the last count read while it cannot be read)', registers: [this.registry],
+      name: 'sentio_contexts_stored', help: 'Contexts held by the context store: in process, expired ones until they are read or pushed out; in Redis, counted at most every SENTIO_REDIS_COUNT_SECONDS (the last count read while it cannot be read)', registers: [this.registry],
       async collect() {
         lastContexts = await sources.contexts().catch(() => lastContexts);
         this.set(lastContexts);

@@ -446,9 +446,9 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * A choice is an object whose index (when given) is a whole number and whose finish_reason is text or null,
  * with a message (a completion's) or a delta (a chunk's, which may leave it out) that is an object too,
- * whose content is text or null and whose tool_calls are a list of objects (a function's name and arguments
- * text): what Sentio reads of it and
- * what an OpenAI client expects to find there, so a client never gets those fields mistyped in a 200.
+ * whose content is text or null and whose tool_calls are a list of tool calls (isToolCall): what Sentio
+ * reads of it and what an OpenAI client expects to find there, so a client never gets those fields
+ * mistyped in a 200.
  */
 function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
   if (!isObject(c)) return false;

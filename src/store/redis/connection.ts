@@ -57,7 +57,7 @@ export class RedisConnection {
   readonly prefix: string;
   readonly commandTimeoutMs: number;
   readonly #logger: Logger | undefined;
-  /** A loss was logged, so its end is too (a killed connection comes back without an error in between). */
+  /** A loss was logged, so its end is too (a killed connection comes back without an error in between), and why it stays down. */
   #lost = false;
   readonly #url: string;
   #lastError: string | undefined;
