@@ -378,13 +378,19 @@ describe('RedisIdempotencyStore', () => {
     await admin.client.call('CLIENT', 'UNPAUSE');
   });
 
-  // The reason of an earlier outage (ECONNREFUSED) was logged for a connection killed later.
-  it('a connection lost after an outage is logged with its own reason, and its return too', async () => {
+  /** A connection whose log lines (message and reason) are kept in `lines`. */
+  async function loggedConnection(): Promise<{ lines: Array<{ msg: string; reason?: unknown }>; conn: RedisConnection }> {
     const lines: Array<{ msg: string; reason?: unknown }> = [];
     const rec = (o: { reason?: unknown }, msg: string) => { lines.push({ msg, reason: o.reason }); };
     const logger = { info: rec, warn: rec, error: rec } as unknown as Logger;
     const conn = await RedisConnection.open({ url: redis.url, prefix: 'log:', commandTimeoutMs: 300, logger });
     conns.push(conn);
+    return { lines, conn };
+  }
+
+  // The reason of an earlier outage (ECONNREFUSED) was logged for a connection killed later.
+  it('a connection lost after an outage is logged with its own reason, and its return too', async () => {
+    const { lines, conn } = await loggedConnection();
     await redis.kill();
     while (!lines.some((l) => l.msg.startsWith('redis connection lost'))) await new Promise((r) => setTimeout(r, 20));
     await redis.restart();
@@ -400,11 +406,7 @@ describe('RedisIdempotencyStore', () => {
   // A clean close left no error to compare with, so the first reason it stayed down (here a rotated
   // password) was kept and never logged, nor its repeats (a reviewer's probe, 2026-11-28).
   it('why Redis stays down after a clean close is logged: a password it now asks for', async () => {
-    const lines: Array<{ msg: string; reason?: unknown }> = [];
-    const rec = (o: { reason?: unknown }, msg: string) => { lines.push({ msg, reason: o.reason }); };
-    const logger = { info: rec, warn: rec, error: rec } as unknown as Logger;
-    const conn = await RedisConnection.open({ url: redis.url, prefix: 'log:', commandTimeoutMs: 300, logger });
-    conns.push(conn);
+    const { lines, conn } = await loggedConnection();
     const admin = await connection();
     const id = String(await conn.client.client('ID'));
     await admin.client.config('SET', 'requirepass', 'rotated'); // connections already open stay signed in
