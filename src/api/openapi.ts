@@ -116,13 +116,14 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
       description: `Percent-decoded; at most ${CONTEXT_ID_PARAMS.has(name) ? limits.contextIdBytes : limits.externalIdBytes} bytes of UTF-8`,
     }));
     if (r.method === 'post' && r.auth) parameters.push(idempotencyKey(limits.idempotencyKeyBytes));
+    const statuses = errorStatuses(r, params.length > 0);
     const op: Record<string, unknown> = {
       operationId: operationId(r.method, path),
       summary: r.summary ?? `${r.method.toUpperCase()} ${path}`,
       parameters,
       responses: {
         '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
-        ...Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, errorResponse(r, description, status === '401' ? ['www-authenticate'] : [])])),
+        ...Object.fromEntries(statuses.map(([status, description]) => [status, errorResponse(r, description, status === '401' ? ['www-authenticate'] : [])])),
         default: errorResponse(r, 'Any other error (docs/errors.md)'),
       },
     };
@@ -136,7 +137,7 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
     (paths[path] ??= {})[r.method] = op;
     // HEAD is answered on every GET path: the same status and headers, no body (docs/api.md).
     if (r.method === 'get') {
-      const errors = Object.fromEntries(errorStatuses(r, params.length > 0).map(([status, description]) => [status, { description: `${description}; no body` }]));
+      const errors = Object.fromEntries(statuses.map(([status, description]) => [status, { description: `${description}; no body` }]));
       paths[path]!['head'] = {
         ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`,
         responses: { '200': { description: 'Success, no body' }, ...errors, default: { description: 'Error, no body' } },
