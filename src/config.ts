@@ -8,6 +8,7 @@ import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { CONTEXT_OVERHEAD_BYTES, DEFAULT_CACHED_MESSAGES, MESSAGE_OVERHEAD_BYTES } from './store/context-store.js';
 import { ENGINE_OPTION_MAX } from './engine/options.js';
+import { DEFAULT_COUNT_SECONDS } from './store/redis/context-store.js';
 import { shippedModelDir } from './repo-paths.js';
 
 const bool = z
@@ -59,7 +60,7 @@ const EnvSchema = z.object({
   /** A Redis command not answered within this fails with 503: fail fast rather than queue behind a dead server. */
   SENTIO_REDIS_TIMEOUT_MS: int(1_000, 10, 60_000),
   /** How long one count of the contexts in Redis (a SCAN of every context key) serves /metrics; 0 counts at every scrape. */
-  SENTIO_REDIS_COUNT_SECONDS: int(15, 0, 3_600),
+  SENTIO_REDIS_COUNT_SECONDS: int(DEFAULT_COUNT_SECONDS, 0, 3_600),
   /**
    * Context messages kept decoded from the shared store (Redis, or the main thread for HTTP workers
    * without Redis), so that a read or append fetches only what changed. docs/deployment.md

@@ -106,7 +106,7 @@ export interface RedisContextStoreOptions {
    * Without one, Redis's TTL alone decides.
    */
   now?: (() => number) | undefined;
-  /** Seconds a count of the contexts serves size() (SENTIO_REDIS_COUNT_SECONDS; default 15, 0: count every time). */
+  /** Seconds a count of the contexts serves size() (SENTIO_REDIS_COUNT_SECONDS; default DEFAULT_COUNT_SECONDS, 0: count every time). */
   countEverySeconds?: number | undefined;
 }
 
@@ -120,6 +120,8 @@ function heldOf(r: ContextRecord | undefined): string {
 
 /** How long a scrape waits for a count it started before it reads the last one (size()). */
 const FRESH_COUNT_WAIT_MS = 500;
+/** How long one count of the contexts serves size(), unless told (SENTIO_REDIS_COUNT_SECONDS). */
+export const DEFAULT_COUNT_SECONDS = 15;
 
 export class RedisContextStore implements ContextStore {
   readonly #redis: RedisConnection;
@@ -137,7 +139,7 @@ export class RedisContextStore implements ContextStore {
   constructor(redis: RedisConnection, opts: RedisContextStoreOptions) {
     this.#redis = redis;
     this.#ttlMs = opts.ttlSeconds * 1000;
-    this.#countEveryMs = (opts.countEverySeconds ?? 15) * 1000;
+    this.#countEveryMs = (opts.countEverySeconds ?? DEFAULT_COUNT_SECONDS) * 1000;
     this.#maxMessages = opts.maxMessagesPerContext;
     this.#fakeClock = opts.now;
     // A record larger than the whole cache is not kept (lru-cache skips it): its context is fetched whole.
