@@ -58,6 +58,9 @@ const HEADERS = {
   'ratelimit-reset': { description: 'Seconds until the key\'s bucket is full again (on a 429, Retry-After says when one more request fits)', schema: { type: 'integer' } },
   'idempotent-replayed': { description: '"true" when the response is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
   'www-authenticate': { description: '"Bearer", on every 401 (RFC 9110): the scheme the API takes (x-api-key works too)', schema: { type: 'string' } },
+  'allow': { description: 'The methods the path takes, on 405 method_not_allowed', schema: { type: 'string' } },
+  'accept-encoding': { description: '"identity", on the 415 for a compressed body (Content-Encoding other than identity)', schema: { type: 'string' } },
+  'cache-control': { description: '"no-cache", on a text/event-stream reply', schema: { type: 'string' } },
   'retry-after': { description: 'Seconds to wait before retrying: on 429 rate_limit_exceeded and upstream_rate_limited, 503 overloaded and service_unavailable, 409 idempotency_key_in_use, and a 502 upstream_error that passes on the upstream\'s (docs/errors.md)', schema: { type: 'integer' } },
 } as const;
 type HeaderName = keyof typeof HEADERS;
@@ -70,27 +73,49 @@ function successHeaders(r: Route): Record<string, unknown> {
   const names: HeaderName[] = ['x-request-id'];
   if (r.auth) names.push('ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset');
   if (r.auth && r.method === 'post') names.push('x-inference-time', 'idempotent-replayed');
+  if (r.streamSchema) names.push('cache-control');
   return ref(names, names.filter((n) => n === 'x-request-id' || n.startsWith('ratelimit-')));
 }
 
+/** Headers an error status always carries besides x-request-id (docs/errors.md), and those it may. */
+const ERROR_HEADERS: Record<string, { always: readonly HeaderName[]; may?: readonly HeaderName[] }> = {
+  '401': { always: ['www-authenticate'] },
+  '409': { always: ['retry-after'] },
+  '415': { always: [], may: ['accept-encoding'] },
+  '429': { always: ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] },
+};
+
 /** An error response: the Error body and the headers an error on this route carries. */
-function errorResponse(r: Route, description: string, extra: readonly HeaderName[] = []): Record<string, unknown> {
+function errorResponse(r: Route, description: string, status?: string): Record<string, unknown> {
+  const { always = [], may = [] } = (status && ERROR_HEADERS[status]) || {};
+  const names = new Set<HeaderName>(['x-request-id', ...always, ...may, 'retry-after']);
+  if (r.auth) for (const n of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const) names.add(n);
+  if (r.auth && r.method === 'post') names.add('x-inference-time');
   return {
     description,
-    headers: ref(r.auth
-      ? ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', ...(r.method === 'post' ? ['x-inference-time' as const] : []), ...extra]
-      : ['x-request-id', 'retry-after', ...extra], ['x-request-id', ...extra]),
+    headers: ref([...names], ['x-request-id', ...always]),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
+}
+
+/** The 400 codes a route can answer (docs/errors.md): the body's, the Idempotency-Key's, the path's. */
+function badRequestCodes(r: Route, hasPathParams: boolean): string[] {
+  const chat = r.pattern.endsWith('/chat/completions');
+  const codes: string[] = [];
+  if (r.method === 'post') {
+    codes.push('invalid_json', 'invalid_encoding', 'missing_field', 'invalid_type', 'invalid_value', 'unknown_field', 'invalid_model');
+    codes.push(...(chat ? ['invalid_role', 'context_id_too_long', 'upstream_rejected'] : ['external_id_too_long']));
+    if (r.auth) codes.push('idempotency_key_invalid');
+  }
+  if (hasPathParams) codes.push('invalid_path_parameter', 'invalid_value', 'context_id_too_long', ...(r.pattern.includes(':message') ? ['external_id_too_long'] : []));
+  return [...new Set(codes)];
 }
 
 /** The statuses a route can answer with besides 200, and their codes (docs/errors.md), for client generators. */
 function errorStatuses(r: Route, hasPathParams: boolean): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const chat = r.pattern.endsWith('/chat/completions');
-  if (r.method === 'post' || hasPathParams) {
-    out.push(['400', `invalid_request_error: the body or a path parameter is not valid (the code names which)${chat ? '; upstream_rejected' : ''}`]);
-  }
+  if (r.method === 'post' || hasPathParams) out.push(['400', badRequestCodes(r, hasPathParams).join(', ')]);
   if (r.auth) out.push(['401', 'missing_api_key, invalid_api_key']);
   if (hasPathParams && r.method === 'get') out.push(['404', 'context_not_found, message_not_found']);
   if (chat) out.push(['404', 'model_not_found']);
@@ -123,7 +148,7 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
       parameters,
       responses: {
         '200': { description: 'Success', headers: successHeaders(r), content: successContent(r) },
-        ...Object.fromEntries(statuses.map(([status, description]) => [status, errorResponse(r, description, status === '401' ? ['www-authenticate'] : [])])),
+        ...Object.fromEntries(statuses.map(([status, description]) => [status, errorResponse(r, description, status)])),
         default: errorResponse(r, 'Any other error (docs/errors.md)'),
       },
     };
@@ -137,10 +162,10 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
     (paths[path] ??= {})[r.method] = op;
     // HEAD is answered on every GET path: the same status and headers, no body (docs/api.md).
     if (r.method === 'get') {
-      const errors = Object.fromEntries(statuses.map(([status, description]) => [status, { description: `${description}; no body` }]));
+      const bodiless = Object.fromEntries(Object.entries(op['responses'] as Record<string, { description: string; headers: unknown }>)
+        .map(([status, { description, headers }]) => [status, { description: `${description}; no body`, headers }]));
       paths[path]!['head'] = {
-        ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`,
-        responses: { '200': { description: 'Success, no body' }, ...errors, default: { description: 'Error, no body' } },
+        ...op, operationId: operationId('head', path), summary: `${op['summary'] as string} (headers only)`, responses: bodiless,
       };
     }
   }
@@ -151,7 +176,9 @@ function buildOpenApi(routes: readonly Route[], limits: IdLimits): Record<string
       description: 'Emotion analysis and emotion-aware chat. The request and response schemas give shapes and types; limits and rules across ' +
         'fields are not in them: model names (emotion-v1, emotion-v2; chat models from SENTIO_LLM_MODELS), byte limits on texts ' +
         'and ids, message counts (413), an assistant message needing content, tool_calls, refusal or function_call, a chat needing a ' +
-        'user message, a sampling parameter given both at the top level and in model_params. A GET on a POST-only analysis path ' +
+        'user message, a sampling parameter given both at the top level and in model_params. A method a path does not take ' +
+        '(OPTIONS included) is answered 405 method_not_allowed with an Allow header naming those it takes (401 first without a ' +
+        'key). A GET on a POST-only analysis path ' +
         '(/v2/emotions/analysis) reads a context of that name. See docs/api.md, docs/chat.md and docs/errors.md.',
     },
     paths,

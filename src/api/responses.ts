@@ -53,7 +53,7 @@ const Entry = z.union([V2Entry, V1Entry]);
 const BatchEntry = z.union([V2BriefEntry, V1Entry]);
 const Model = z.enum(['emotion-v1', 'emotion-v2']);
 
-const Trend = z.strictObject({ direction: z.enum(['improving', 'declining', 'stable', 'volatile']), valenceTrend: z.number() });
+const Trend = z.strictObject({ direction: z.enum(['improving', 'declining', 'stable', 'volatile']), valenceTrend: z.number().min(-2).max(2) });
 
 export function emotionResponses(version: 'v1' | 'v2') {
   const analysisObject = z.literal(version === 'v2' ? 'emotions.analysis' : 'emotions.analyse');
@@ -70,7 +70,8 @@ export function emotionResponses(version: 'v1' | 'v2') {
     state: z.strictObject({
       object: z.literal('emotions.state'),
       model: z.literal(`emotion-${version}`),
-      emotions: z.strictObject({ system: version === 'v2' ? V2BriefEntry : V1Entry }),
+      // A GET takes no params: the stored state never carries sub-emotions.
+      emotions: z.strictObject({ system: version === 'v2' ? V2BriefEntry.omit({ subEmotions: true }) : V1Entry.omit({ subEmotions: true }) }),
       ...(version === 'v2'
         ? {
           trajectory: z.strictObject({
@@ -147,8 +148,27 @@ function chatTail(version: 'v1' | 'v2') {
   };
 }
 
-/** The upstream's message, passed through (tool_calls, refusal, reasoning and the like included). */
-const AssistantMessage = z.looseObject({ role: z.literal('assistant'), content: z.string().nullable().optional() });
+// What an upstream says is passed through, so these objects are open; the fields typed are the ones the
+// upstream client checks (src/llm/client.ts, isChoice), a reply failing them being a 502.
+const text = z.string().nullable().optional();
+const ToolCall = z.looseObject({
+  id: z.string().optional(),
+  type: z.string().optional().describe('"function"'),
+  function: z.looseObject({ name: z.string().optional(), arguments: z.string().optional().describe('JSON text, as the upstream wrote it') }).optional(),
+});
+/** A stream's piece of a tool call: the upstream's, where proxies (LiteLLM) send absent fields as null. */
+const ToolCallPiece = z.looseObject({
+  index: count.optional(),
+  id: text,
+  type: text,
+  function: z.looseObject({ name: text, arguments: text }).optional(),
+});
+const AssistantMessage = z
+  .looseObject({ role: z.literal('assistant'), content: text, tool_calls: z.array(ToolCall).nullable().optional() })
+  .describe('The upstream\'s message, passed through: refusal, reasoning_content, annotations and the like as it gave them');
+const Delta = z
+  .looseObject({ role: text, content: text, tool_calls: z.array(ToolCallPiece).nullable().optional() })
+  .describe('The upstream\'s delta, passed through: refusal, reasoning_content and the like as it gave them');
 
 export function chatResponses(version: 'v1' | 'v2') {
   const head = {
@@ -162,7 +182,7 @@ export function chatResponses(version: 'v1' | 'v2') {
     .strictObject({
       ...head,
       object: z.literal('chat.completion.chunk'),
-      choices: z.array(z.looseObject({ index: count.optional() })),
+      choices: z.array(z.looseObject({ index: count.optional(), delta: Delta.optional(), finish_reason: z.string().nullable().optional() })),
       ...z.strictObject(chatTail(version)).partial().shape,
     })
     .describe('A chunk: the upstream\'s, relayed; the last one carries Sentio\'s fields, on the finishing chunk\'s choices, or with none when the request set stream_options.include_usage');
@@ -170,7 +190,12 @@ export function chatResponses(version: 'v1' | 'v2') {
     completion: z.strictObject({
       ...head,
       object: z.literal('chat.completion'),
-      choices: z.array(z.looseObject({ index: count, message: AssistantMessage, finish_reason: z.string().nullable() })),
+      choices: z.array(z.strictObject({
+        index: count,
+        message: AssistantMessage,
+        logprobs: z.looseObject({}).nullable().describe('The upstream\'s, or null'),
+        finish_reason: z.string().nullable().describe('The upstream\'s, or null where it gave none'),
+      })),
       ...chatTail(version),
     }),
     chunk,

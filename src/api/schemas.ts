@@ -29,19 +29,24 @@ const TO_SECOND = z.iso.datetime({ offset: true });
 const TO_MINUTE = z.iso.datetime({ offset: true, precision: -1 });
 const Timestamp = z
   .string()
+  // The shape, published in /openapi.json; the refine below also checks the calendar (no month 13).
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, { message: 'Invalid ISO datetime' })
   .refine((s) => TO_SECOND.safeParse(s).success || TO_MINUTE.safeParse(s).success, { message: 'Invalid ISO datetime' })
   // No `format: date-time`: that is RFC 3339, which needs the seconds this accepts without.
   .meta({ description: 'ISO 8601 date-time with a zone (Z or ±hh:mm), to the minute or finer, e.g. 2026-11-21T10:00Z' });
 
+// "." and ".." are refused (400 invalid_value): URL clients remove such dot segments from a message's path.
+const ExternalId = z.string().min(1).meta({ not: { enum: ['.', '..'] } });
+
 export const V2Message = z.strictObject({
   role: Role.optional(),
-  externalId: z.string().min(1).optional(),
+  externalId: ExternalId.optional(),
   content: Content,
   timestamp: Timestamp.optional(),
 });
 export const V1Message = z.strictObject({
   role: Role.optional(),
-  external_id: z.string().min(1).optional(),
+  external_id: ExternalId.optional(),
   content: Content,
   timestamp: Timestamp.optional(),
 });

@@ -459,24 +459,29 @@ function isChoice(c: unknown, body: 'message' | 'delta'): boolean {
   const m = c[body];
   if (m === undefined && body === 'delta') return true;
   if (!isObject(m)) return false;
-  const content = m['content'];
   const toolCalls = m['tool_calls'];
-  return (content === undefined || content === null || typeof content === 'string')
+  return optionalText(m['content'], true) && optionalText(m['role'], true)
     && (toolCalls === undefined || toolCalls === null || (Array.isArray(toolCalls) && toolCalls.every((t) => isToolCall(t, body))));
 }
 
+/** Absent, text, or null where `nullable`: what the published response schemas say of these fields. */
+const optionalText = (v: unknown, nullable: boolean) => v === undefined || typeof v === 'string' || (nullable && v === null);
+
 /**
- * A tool call whose function, when given, has text for its name and arguments (clients JSON.parse the
- * arguments). A chunk's part of one may also hold null for either: proxies that serialise OpenAI's Python
- * types (LiteLLM) send the pieces' absent fields as null.
+ * A tool call whose id, type and function's name and arguments, when given, are text (clients JSON.parse the
+ * arguments), and whose index, when given, counts. A chunk's part of one may also hold null for the text
+ * fields: proxies that serialise OpenAI's Python types (LiteLLM) send the pieces' absent fields as null.
  */
 function isToolCall(t: unknown, body: 'message' | 'delta'): boolean {
   if (!isObject(t)) return false;
+  const piece = body === 'delta';
+  const index = t['index'];
+  if (index !== undefined && !(Number.isInteger(index) && (index as number) >= 0)) return false;
+  if (!optionalText(t['id'], piece) || !optionalText(t['type'], piece)) return false;
   const f = t['function'];
   if (f === undefined) return true;
   if (!isObject(f)) return false;
-  const text = (v: unknown) => v === undefined || typeof v === 'string' || (body === 'delta' && v === null);
-  return text(f['name']) && text(f['arguments']);
+  return optionalText(f['name'], piece) && optionalText(f['arguments'], piece);
 }
 
 function isCompletion(v: unknown): v is UpstreamCompletion {

@@ -197,13 +197,13 @@ describe('streaming chat', () => {
     expect(last.usage.completion_tokens).toBeGreaterThan(0);
   });
 
-  // Proxies that serialise OpenAI's Python types (LiteLLM) send a piece's absent name or arguments as null.
-  it('tool-call pieces with a null name or arguments pass through', async () => {
+  // Proxies that serialise OpenAI's Python types (LiteLLM) send a piece's absent id, type, name or arguments as null.
+  it('tool-call pieces with a null id, type, name or arguments pass through', async () => {
     const piece = (fn: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       chunk([{ index: 0, delta: { tool_calls: [{ index: 0, ...extra, function: fn }] }, finish_reason: null }]);
     llm.enqueue({ kind: 'raw', pieces: [
       piece({ name: 'lookup', arguments: null }, { id: 'call_n', type: 'function' }),
-      piece({ name: null, arguments: '{"q":' }), piece({ name: null, arguments: '"x"}' }),
+      piece({ name: null, arguments: '{"q":' }, { id: null, type: null }), piece({ name: null, arguments: '"x"}' }),
       chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]), 'data: [DONE]\n\n'] });
     const { res, events } = await streamChat(V2, body([user('look it up')], { tools: [{ type: 'function', function: { name: 'lookup' } }] }));
     expect(res.status).toBe(200);
@@ -579,7 +579,10 @@ describe('malformed upstream streams', () => {
     const streamed = [[null], 'abc', { a: 1 }, [{ index: 0, delta: 'text' }], [{ index: 0, delta: null }],
       [{ index: 0, delta: { content: 42 } }], [{ index: 0, delta: { tool_calls: 'call' } }], [{ index: 0, delta: { tool_calls: [7] } }],
       [{ index: 'zero', delta: { content: 'x' } }], [{ index: -1, delta: { content: 'x' } }], [{ index: 0, delta: { content: 'x' }, finish_reason: 42 }],
-      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 5 } }] } }], [{ index: 0, delta: { tool_calls: [{ index: 0, function: 'f' }] } }]];
+      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 5 } }] } }], [{ index: 0, delta: { tool_calls: [{ index: 0, function: 'f' }] } }],
+      // What /openapi.json types a delta's role and a call piece's index, id and type as.
+      [{ index: 0, delta: { role: 5, content: 'x' } }], [{ index: 0, delta: { tool_calls: [{ index: 'a', id: 'c1' }] } }],
+      [{ index: 0, delta: { tool_calls: [{ index: 0, id: 9 }] } }], [{ index: 0, delta: { tool_calls: [{ index: 0, type: {} }] } }]];
     const good = chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' } }]);
     for (const bad of streamed) {
       // After a good chunk, in-band; as the first chunk, before Sentio's stream has started, a 502.
@@ -597,6 +600,12 @@ describe('malformed upstream streams', () => {
     const unfinished = await s.post(V2, body([user('hi')], { stream: false }));
     expect(unfinished.status).toBe(200);
     expect(((await unfinished.json()) as Record<string, any>).choices[0].finish_reason).toBeNull();
+    // logprobs: the upstream's object, or null (/openapi.json's type) for anything else it sent.
+    for (const [logprobs, expected] of [[{ content: [] }, { content: [] }], ['x', null], [[1], null]] as const) {
+      llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, logprobs, finish_reason: 'stop' }] })] });
+      const res = await s.post(V2, body([user('hi')], { stream: false }));
+      expect(((await res.json()) as Record<string, any>).choices[0].logprobs).toEqual(expected);
+    }
     const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: {} }, finish_reason: 'stop' }],
@@ -604,6 +613,8 @@ describe('malformed upstream streams', () => {
       // Clients JSON.parse a call's arguments: a number there is as malformed as a number for content.
       [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: 5 } }] }, finish_reason: 'tool_calls' }],
       [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 7, arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+      [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 7, type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+      [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: null, function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
       [{ index: 'a', message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
       [{ index: 0.5, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
       [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 5 }]];

@@ -129,6 +129,9 @@ describe('chat', () => {
       expect(events.at(-1)!.emotions.user).toBeDefined();
       expect(events.at(-1)!.usage.analyse_tokens).toBeGreaterThan(0);
       if (version === 'v2') expect(events.at(-1)!.conversationMode.mode).toBeTypeOf('string');
+      // A choice's delta and finish_reason are typed, as the upstream client checks them (an audit found them untyped).
+      expect(chunk.safeParse({ ...events[0], choices: [{ index: 0, delta: { content: 5 } }] }).success).toBe(false);
+      expect(chunk.safeParse({ ...events[0], choices: [{ index: 0, delta: {}, finish_reason: 1 }] }).success).toBe(false);
     });
   }
 });
@@ -202,6 +205,55 @@ describe('/openapi.json', () => {
         if (['content-type', 'content-length', 'date', 'uwebsockets', 'connection', 'keep-alive'].includes(name)) continue;
         expect(documented, `${path}: ${name} is sent but not documented`).toHaveProperty([name]);
       }
+    }
+  });
+
+  // An audit found each 400 described only as "the body or a path parameter is not valid", the 429's and
+  // 409's headers optional, and HEAD's responses without headers.
+  it('lists each error\'s code under its status, and marks the headers it always carries as required', async () => {
+    type Op = { responses: Record<string, { description: string; headers?: Record<string, { required?: boolean }> }> };
+    const op = (path: string, method: string) => (doc.paths as unknown as Record<string, Record<string, Op>>)[path]![method]!;
+    const described = async (path: string, method: string, res: Response) => {
+      const body = method === 'head' ? undefined : ((await res.json()) as { error: { code: string } });
+      const documented = op(path, method).responses[String(res.status)];
+      expect(documented, `${method} ${path} ${res.status} is not listed`).toBeDefined();
+      if (body) expect(documented!.description, `${method} ${path}`).toContain(body.error.code);
+      for (const [name, h] of Object.entries(documented!.headers ?? {})) if (h.required) expect(res.headers.get(name), `${method} ${path} ${res.status} ${name}`).not.toBeNull();
+      return documented!;
+    };
+    const msg = { content: { text: 'hi' } };
+    const posts: Array<[string, string, unknown, Record<string, string>?]> = [
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', '{'],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', {}],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', { messages: 'x' }],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', { messages: [{ ...msg, timestamp: 'yesterday' }] }],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', { messages: [msg], extra: 1 }],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', { messages: [msg], model: 'nope' }],
+      ['/v1/emotions/analyse', '/v1/emotions/analyse', { messages: [{ ...msg, external_id: 'x'.repeat(200) }] }],
+      ['/v2/emotions/analysis', '/v2/emotions/analysis', { messages: [msg] }, { 'idempotency-key': 'a b' }],
+      ['/v2/emotions/{contextId}/analysis', '/v2/emotions/%E0%A4/analysis', { messages: [msg] }],
+      ['/v2/chat/completions', '/v2/chat/completions', { model: 'chat-model', messages: [{ role: 'robot', content: 'hi' }] }],
+      ['/v2/chat/completions', '/v2/chat/completions', { model: 'chat-model', emotion_model: 'nope', messages: [{ role: 'user', content: 'hi' }] }],
+      ['/v2/chat/completions', '/v2/chat/completions', { model: 'chat-model', context_id: 'x'.repeat(200), messages: [{ role: 'user', content: 'hi' }] }],
+    ];
+    for (const [path, url, body, headers] of posts) expect((await described(path, 'post', await s.post(url, body, headers))).description).not.toBe('');
+    await described('/v2/emotions/{contextId}', 'get', await s.get(`/v2/emotions/${'x'.repeat(200)}`));
+    await described('/v2/emotions/{contextId}/message/{messageId}', 'get', await s.get(`/v2/emotions/c/message/${'x'.repeat(200)}`));
+    // HEAD's responses are GET's, headers included (a 401's WWW-Authenticate).
+    const head = await fetch(`${s.base}/v2/emotions/some-context`, { method: 'HEAD' });
+    expect(head.status).toBe(401);
+    expect((await described('/v2/emotions/{contextId}', 'head', head)).headers).toHaveProperty(['www-authenticate', 'required'], true);
+    expect(op('/v2/emotions/analysis', 'post').responses['409']!.headers).toHaveProperty(['retry-after', 'required'], true);
+    const limited = await startTestServer({ SENTIO_RATE_LIMIT_RPM: '1' });
+    try {
+      await limited.post('/v2/emotions/analysis', { messages: [msg] });
+      const res = await limited.post('/v2/emotions/analysis', { messages: [msg] });
+      expect(res.status).toBe(429);
+      const documented = await described('/v2/emotions/analysis', 'post', res);
+      expect(Object.entries(documented.headers!).filter(([, h]) => h.required).map(([n]) => n).sort())
+        .toEqual(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'x-request-id']);
+    } finally {
+      await limited.close();
     }
   });
 

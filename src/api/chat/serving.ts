@@ -156,7 +156,7 @@ class ChatTurn {
     const choices = completion.choices.map((c, i) => ({
       index: c.index ?? i,
       message: i === 0 ? message : { ...c.message, role: 'assistant' },
-      logprobs: c['logprobs'] ?? null,
+      logprobs: isObject(c['logprobs']) ? c['logprobs'] : null,
       // The upstream's: one that gave none gets null, not a "stop" that could hide a reply cut short.
       finish_reason: c.finish_reason ?? null,
     }));
