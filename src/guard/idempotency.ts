@@ -51,18 +51,19 @@ export function idempotencyMiddleware(opts: { store: IdempotencyStore; ttlMs: nu
     // The same key and body always name the same effect: a retry after a failure carries the first try's token.
     ctx.idempotencyToken = createHash('sha256').update(`${scope}\n${fingerprint}`).digest('hex');
     let reply: Reply;
+    let body: string;
     try {
       reply = await next();
+      if ('stream' in reply) return recordStream(reply, (events) => opts.store.complete(scope, fingerprint, { kind: 'stream', events }, opts.ttlMs).catch(() => undefined), release);
+      if (reply.status >= 300) {
+        await release();
+        return reply;
+      }
+      body = reply.rawBody ?? JSON.stringify(reply.body); // a reply that cannot be serialised failed too
     } catch (err) {
       await release();
       throw err;
     }
-    if ('stream' in reply) return recordStream(reply, (events) => opts.store.complete(scope, fingerprint, { kind: 'stream', events }, opts.ttlMs).catch(() => undefined), release);
-    if (reply.status >= 300) {
-      await release();
-      return reply;
-    }
-    const body = reply.rawBody ?? JSON.stringify(reply.body);
     // The work is done: if the record cannot be stored now, still answer it.
     await opts.store.complete(scope, fingerprint, { kind: 'json', status: reply.status, body, headers: reply.headers ?? {} }, opts.ttlMs)
       .catch(() => undefined);

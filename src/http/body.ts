@@ -5,6 +5,7 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors.js';
 import type { CancelSignal } from '../engine/cancel.js';
+import { MAX_JSON_DEPTH, jsonOverLimits } from '../json-limits.js';
 
 export interface BodyReadOptions {
   limit: number;
@@ -82,47 +83,21 @@ export function readBody(res: HttpResponse, opts: BodyReadOptions): Promise<Buff
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Deepest nesting of arrays and objects a body may have: well above any request's own (the free-form JSON
- * chat passes on is held to 64 levels below its field, src/api/chat/protocol.ts). JSON.parse takes any
- * depth, but a 1 MiB body of brackets took it 120 ms against 2.5 for a flat one, all of it on the event loop.
+ * Decode and parse a JSON object body; arrays, scalars, bad UTF-8 and bad JSON are 400s, and so is a body
+ * holding more than `maxNodes` arrays, objects and members (src/json-limits.ts).
  */
-const MAX_BODY_DEPTH = 128;
-
-/** Whether the JSON text nests arrays and objects deeper than `max`; brackets inside strings are skipped. */
-function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // To the closing quote: the next one not escaped by an odd run of backslashes.
-      for (;;) {
-        const end = text.indexOf('"', i + 1);
-        if (end < 0) return false; // unterminated: JSON.parse reports it
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-        i = end;
-        if (slashes % 2 === 0) break;
-      }
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
-}
-
-/** Decode and parse a JSON object body; arrays, scalars, bad UTF-8 and bad JSON are 400s. */
-export function parseJsonObject(body: Buffer): Record<string, unknown> {
+export function parseJsonObject(body: Buffer, maxNodes = Infinity): Record<string, unknown> {
   let text: string;
   try {
     text = utf8.decode(body);
   } catch {
     throw new AppError('invalid_encoding', 'request body is not valid UTF-8');
   }
-  if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
-    throw new AppError('invalid_json', `request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`);
-  }
+  // Well above any request's own: the free-form JSON chat passes on is held to 64 levels below its field
+  // (src/api/chat/protocol.ts).
+  const over = jsonOverLimits(text, MAX_JSON_DEPTH, maxNodes);
+  if (over === 'depth') throw new AppError('invalid_json', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  if (over === 'nodes') throw new AppError('invalid_json', `request body holds more than ${maxNodes} arrays, objects and members`);
   let value: unknown;
   try {
     value = JSON.parse(text);

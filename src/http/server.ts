@@ -119,6 +119,8 @@ export interface ServerOptions {
   keys: KeyVerifier;
   logger: Logger;
   maxBodyBytes: number;
+  /** Arrays, objects and members a JSON body may hold (src/json-limits.ts); default unbounded. */
+  maxJsonNodes?: number;
   requestTimeoutMs: number;
   tls?: { cert: string; key: string } | undefined;
   /** Runs for an authenticated request before its body is read (the rate limit's admission); throws to refuse. */
@@ -478,7 +480,7 @@ export class HttpServer {
       }
       const raw = reading && (await reading);
       bodyRead = reading !== undefined;
-      const body = raw && parseJsonObject(raw);
+      const body = raw && parseJsonObject(raw, this.#opts.maxJsonNodes);
       const next = () => Promise.resolve(route.handler(ctx, body));
       const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(
         (inner, mw) => () => mw(ctx, body, raw, inner),
@@ -506,8 +508,10 @@ export class HttpServer {
       }
       status = reply.status;
       if (state.aborted) return;
-      state.responded = true;
+      // Serialised before the reply counts as started, so that a body that cannot be (too deep for the
+      // stack) is answered as the 500 it is, not left unanswered.
       const json = reply.rawBody ?? JSON.stringify(reply.body);
+      state.responded = true;
       const replyHeaders = { ...ctx.replyHeaders, ...reply.headers };
       // While draining, close each connection after its reply so keep-alive clients reconnect elsewhere.
       res.cork(() => writeJson(res, reply.status, json, ctx.requestId, {

@@ -15,6 +15,7 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { clip } from '../errors.js';
+import { MAX_JSON_DEPTH, jsonOverLimits } from '../json-limits.js';
 import { UpstreamError } from './errors.js';
 import type { UpstreamFailure } from './errors.js';
 import { SseParser } from './sse-parser.js';
@@ -94,6 +95,8 @@ export class LlmClient {
     try {
       const res = await call.response;
       const text = await readAll(res, COMPLETION_BODY_LIMIT);
+      // Depth only: a reply's size is bounded by its bytes, and logprobs make legitimately large ones.
+      if (jsonOverLimits(text, MAX_JSON_DEPTH)) throw new UpstreamError('failed', `the upstream LLM sent a completion nested deeper than ${MAX_JSON_DEPTH} levels`);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -394,6 +397,7 @@ function statusError(status: number, headers: http.IncomingHttpHeaders, text: st
 }
 
 function parseChunk(data: string): UpstreamChunk {
+  if (jsonOverLimits(data, MAX_JSON_DEPTH)) throw new UpstreamError('failed', `the upstream LLM sent a stream event nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);

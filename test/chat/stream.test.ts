@@ -627,6 +627,31 @@ describe('malformed upstream streams', () => {
     await stillServing();
   });
 
+  // JSON.stringify overflowed the stack on a reply nested 5,000 deep in a field passed through: the
+  // non-streamed request was never answered, and with an Idempotency-Key its key stayed taken (fuzz review).
+  it('an upstream reply nested deeper than 128 levels is 502 upstream_error (in-band once streaming), and frees its Idempotency-Key', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`; // as text: this test's own JSON.stringify would overflow too
+    const whole = () => llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [`{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi","extra":${deep}},"finish_reason":"stop"}]}`] });
+    for (const headers of [{}, { 'idempotency-key': 'deep-reply-1' }] as Array<Record<string, string>>) {
+      whole();
+      const res = await s.post(V2, body([user('hi')], { stream: false, context_id: 'deep-reply' }), headers);
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as Record<string, any>).error).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('deeper than 128') });
+    }
+    llm.enqueue({ kind: 'reply', content: 'fine now' });
+    const retry = await s.post(V2, body([user('hi')], { stream: false }), { 'idempotency-key': 'deep-reply-1' });
+    expect(retry.status).toBe(200);
+    expect((await s.get('/v2/emotions/deep-reply')).status).toBe(404); // nothing was stored for the failed turns
+    const good = chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' } }]);
+    const bad = `data: {"choices":[{"index":0,"delta":{"content":"x","extra":${deep}}}]}\n\n`;
+    llm.enqueue({ kind: 'raw', pieces: [good, bad, 'data: [DONE]\n\n'] });
+    const { events } = await streamChat(V2, body([user('hi')]));
+    expect(events.at(-2)!.json!.error).toMatchObject({ code: 'upstream_error' });
+    llm.enqueue({ kind: 'raw', pieces: [bad, 'data: [DONE]\n\n'] });
+    expect((await streamChat(V2, body([user('hi')]))).res.status).toBe(502);
+    await stillServing();
+  });
+
   it('a character split across two reads of the upstream body arrives whole, and is scored whole', async () => {
     const text = 'I love this café so much 😀';
     const bytes = Buffer.from(chunk([{ index: 0, delta: { content: text }, finish_reason: 'stop' }]));

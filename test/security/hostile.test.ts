@@ -73,6 +73,22 @@ describe('hostile input', () => {
     expect((await ok.json()).emotions._default.text).toBe(text);
   });
 
+  // Shapes that cost JSON.parse most per byte (fuzz review, 2026-11-28): a flat object of 95,000 members
+  // took 60 ms of the event loop and brackets 120 deep repeated to 1 MiB 100 ms; both pass the depth bound.
+  it('a body of more than 32,768 arrays, objects and members is refused before parsing; a full batch is not', async () => {
+    const flat = `{"messages":[{"content":{"text":"x"}}],"params":{${Array.from({ length: 40_000 }, (_, i) => `"k${i}":0`).join(',')}}}`;
+    const deep = `{"messages":[${Array(300).fill(`${'['.repeat(120)}${']'.repeat(120)}`).join(',')}]}`;
+    for (const body of [flat, deep]) {
+      const r = await fetch(s.base + '/v2/emotions/analysis', { method: 'POST', headers: auth, body });
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toMatchObject({ code: 'invalid_json', message: expect.stringContaining('more than 32768 arrays, objects and members') });
+    }
+    // The largest batch allowed, every field given, is far from it (7 per message).
+    const full = { messages: Array.from({ length: s.config.limits.batchMessages }, (_, i) => ({ role: 'user', externalId: `m${i}`, timestamp: '2026-11-21T10:00Z', content: { text: 'ok' } })) };
+    const ok = await fetch(s.base + '/v2/emotions/batch-analysis', { method: 'POST', headers: auth, body: JSON.stringify(full) });
+    expect(ok.status).toBe(200);
+  });
+
   it('a 100 MB Content-Length is refused at once', async () => {
     const r = await rawRequest(s.sentio.port, `POST /v2/emotions/analysis HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-type: application/json\r\nContent-Length: 104857600\r\n\r\n`);
     expect(r.status).toBe(413);
