@@ -44,10 +44,12 @@ function describe(issue: z.core.$ZodIssue, value: unknown): { code: ErrorCode; p
   }
   if (issue.code === 'invalid_union' && !('discriminator' in issue && issue.discriminator !== undefined)) {
     // A value of none of the alternatives' types is a type error; one that has the type of exactly one
-    // alternative is judged by that alternative (params.thresholds: a number, or a map of numbers).
-    const typed = issue.errors.filter((branch) => !(branch[0]?.code === 'invalid_type' && branch[0].path.length === 0));
+    // alternative is judged by that alternative (params.thresholds: a number, or a map of numbers;
+    // tool_choice: a word, or an object naming a function).
+    const actual = valueAt(value, issue.path);
+    const typed = issue.errors.filter((branch) => expectedType(branch[0], actual) === undefined);
     if (typed.length === 0) {
-      const expected = issue.errors.map((branch) => (branch[0] as { expected?: string }).expected).join(' or ');
+      const expected = issue.errors.map((branch) => expectedType(branch[0], actual)).join(' or ');
       return { code: 'invalid_type', path, message: `${paramPath(path)}: expected ${expected}` };
     }
     if (typed.length === 1) {
@@ -56,6 +58,15 @@ function describe(issue: z.core.$ZodIssue, value: unknown): { code: ErrorCode; p
     }
   }
   return { code: 'invalid_value', path, message: `${paramPath(path)}: ${issue.message}` };
+}
+
+/** The type a union's alternative wanted, where its first issue says the value is not of it at all. */
+function expectedType(first: z.core.$ZodIssue | undefined, actual: unknown): string | undefined {
+  if (!first || first.path.length > 0) return undefined;
+  if (first.code === 'invalid_type') return first.expected;
+  // An enum of words refuses another JSON type as a value it does not list: it is a type error.
+  if (first.code === 'invalid_value' && first.values.every((v) => typeof v === 'string') && typeof actual !== 'string') return 'string';
+  return undefined;
 }
 
 function wrongKindOfValue(issue: z.core.$ZodIssue, actual: unknown): boolean {

@@ -354,12 +354,17 @@ describe('request validation', () => {
       [v2([user('x')], { surprise: 1 }), 'unknown_field', 'surprise'],
       [v2([{ role: 'system', content: 'only a system prompt' }]), 'missing_field', 'messages'],
       [v2([]), 'invalid_value', 'messages'],
+      // A union (a word, or an object naming a function) judges an object by its object form: it was "Invalid input".
+      [v2([user('x')], { tool_choice: {} }), 'missing_field', 'tool_choice.type'],
+      [v2([user('x')], { tool_choice: { type: 'function' } }), 'missing_field', 'tool_choice.function'],
+      [v2([user('x')], { tool_choice: 5 }), 'invalid_type', 'tool_choice'],
     ];
     for (const [body, code, param] of cases) {
       const r = await s.post(V2, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(await errorOf(r)).toMatchObject({ type: 'invalid_request_error', code, param });
     }
+    expect(await errorOf(await s.post(V2, v2([user('x')], { tool_choice: [] })))).toMatchObject({ message: 'tool_choice: expected string or object' });
   });
 
   it('a tool\'s parameters reach the upstream as sent, a __proto__ key included; parameters that are not an object are a 400', async () => {
