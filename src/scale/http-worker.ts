@@ -35,6 +35,9 @@ export type FromWorker = { t: 'listening'; port: number } | { t: 'failed'; messa
 /** A worker's metrics as data (Metrics.json()), which the main thread sums for every scrape. */
 export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
+/** How long a failed worker goes on answering its open connections before it closes them (below). */
+const FAILED_WORKER_GRACE_MS = 1_000;
+
 async function run(): Promise<void> {
   const control = parentPort;
   if (!control) throw new Error('http-worker.ts runs only as a worker thread. This is a bug.');
@@ -64,14 +67,17 @@ async function run(): Promise<void> {
   }
   // A bug that escapes a request ends this thread; left to Node, the thread ended with uWS's handles still
   // open on its loop and Node aborted the whole process (probe, 2026-11-26). Close the app first, then end
-  // the thread at once: waiting for it to run dry left it alive behind an upstream call still open (up to
-  // SENTIO_LLM_TIMEOUT_MS), its Idempotency-Key claims held (409s) and no replacement started.
+  // the thread: waiting for it to run dry left it alive behind an upstream call still open (up to
+  // SENTIO_LLM_TIMEOUT_MS), its Idempotency-Key claims held (409s) and no replacement started. So the
+  // drain is short: a second, in which requests already sent on its keep-alive connections are still
+  // answered (with Connection: close, so their clients reconnect to another worker), where closing at
+  // once reset them unanswered (an overload review, 2026-11-28: 4 to 27 of a loaded worker's requests).
   let failed = false;
   const fail = (err: unknown) => {
     if (failed) return;
     failed = true;
     logger.fatal({ err }, 'HTTP worker failed; closing it, the main thread starts a new one');
-    void sentio.close(0).finally(() => {
+    void sentio.close(FAILED_WORKER_GRACE_MS).finally(() => {
       logger.flush();
       init.rpcPort.close();
       init.servePort.close();

@@ -24,6 +24,7 @@ import type { ClaimResult } from '../store/idempotency-store.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
 import { threadsText } from '../metrics.js';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { pickFreePort } from '../http/port.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
@@ -70,7 +71,7 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   const handlers: Record<string, RpcHandler> = {
     ...engineHandlers(opts.engine),
     'metrics.engine': async () => ({ value: await opts.engineMetrics.text() }),
-    'metrics.all': async () => ({ value: await threadsText(await Promise.all([...workers.values()].map(({ metrics }) => workerMetrics(metrics))), opts.engineMetrics) }),
+    'metrics.all': async () => ({ value: await threadsText(await workersMetrics(), opts.engineMetrics) }),
     ...(shared ? storeHandlers(shared) : {}),
   };
   // uWS sets SO_REUSEPORT only on a fixed port, so an ephemeral one is picked first and then shared.
@@ -80,6 +81,29 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   // carries calls one way only (rpc.ts).
   const workers = new Map<number, { worker: Worker; metrics: RpcClient }>();
   let closing = false;
+
+  // Each worker's last metrics, served for it while it does not answer; a replaced worker's counters and
+  // histograms stay in the sums (`retired`), so that no total falls when a worker is replaced: Prometheus
+  // reads a fall as a reset of every series (an observability review, 2026-11-28).
+  const lastMetrics = new Map<number, WorkerMetrics>();
+  let retired: WorkerMetrics = [];
+  const mainThread = mainThreadMemory();
+  const workersMetrics = async (): Promise<WorkerMetrics[]> => {
+    const live = await Promise.all([...workers].map(async ([index, { metrics }]) => {
+      const m = await workerMetrics(metrics);
+      if (m) lastMetrics.set(index, m);
+      return m ?? lastMetrics.get(index) ?? [];
+    }));
+    return [...live, retired, await mainThread.getMetricsAsJSON()];
+  };
+  const retire = async (index: number) => {
+    const last = lastMetrics.get(index);
+    lastMetrics.delete(index);
+    if (!last) return;
+    // Process-wide series are each worker's copy of the same figures (taken once, from a live worker).
+    const totals = last.filter((m) => (String(m.type) === 'counter' || String(m.type) === 'histogram') && !m.name.startsWith('sentio_process_'));
+    retired = await AggregatorRegistry.aggregate([retired, totals]).getMetricsAsJSON();
+  };
 
   const spawn = (index: number): Promise<void> => {
     const { port1, port2 } = new MessageChannel();
@@ -120,7 +144,10 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
         toWorker.port1.close();
         for (const scope of claims) void shared?.idempotency.release(scope);
         claims.clear();
-        if (workers.get(index)?.worker === worker) workers.delete(index);
+        if (workers.get(index)?.worker === worker) {
+          workers.delete(index);
+          void retire(index);
+        }
         if (!started) {
           reject(new Error(`HTTP worker ${index} exited with code ${code} before listening`));
           return;
@@ -206,9 +233,22 @@ function claimTracking(handlers: Record<string, RpcHandler>, claims: Set<string>
   };
 }
 
-/** One worker's metrics as data; none from a worker that does not answer within a second (it is stuck or ending). */
-function workerMetrics(worker: RpcClient): Promise<WorkerMetrics> {
-  return worker.call<WorkerMetrics>('metrics', [], { signal: AbortSignal.timeout(1_000) }).catch(() => []);
+/** One worker's metrics as data; undefined from a worker that does not answer within a second (it is stuck or ending). */
+function workerMetrics(worker: RpcClient): Promise<WorkerMetrics | undefined> {
+  return worker.call<WorkerMetrics>('metrics', [], { signal: AbortSignal.timeout(1_000) }).catch(() => undefined);
+}
+
+/**
+ * The main thread's heap and garbage collection, summed with the workers': it holds the engine's side and,
+ * without Redis, every context, and was left out of them. (Its event loop's lag is not reported.)
+ */
+function mainThreadMemory(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'sentio_' });
+  for (const m of registry.getMetricsAsArray()) {
+    if (!/^sentio_nodejs_(heap_|gc_|external_memory)/.test(m.name)) registry.removeSingleMetric(m.name);
+  }
+  return registry;
 }
 
 /** Ask a worker to drain and close its app, then end the thread (terminate only once uWS is closed). */

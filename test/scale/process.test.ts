@@ -71,6 +71,32 @@ describe('server process', () => {
     });
   }
 
+  // The sums dropped a replaced worker's counts: every counter fell, which Prometheus reads as a reset of
+  // every series (observability review, 2026-11-28).
+  it('/metrics totals do not fall when an HTTP worker is replaced', async () => {
+    const preload = path.resolve('test/fixtures/worker-crash-preload.mjs');
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_HTTP_WORKERS: '2', SENTIO_TEST_CRASH_ON: 'SIGUSR2' }, { nodeArgs: ['--import', preload] });
+    const total = async (name: string) => {
+      const text = await (await fetch(`${p.base}/metrics`, { headers: { 'x-api-key': KEY } })).text();
+      return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+    };
+    try {
+      const ok = await Promise.all(Array.from({ length: 40 }, () => fetch(`${p.base}/v2/emotions/analysis`, {
+        method: 'POST', headers: { connection: 'close', 'content-type': 'application/json', 'x-api-key': KEY }, body: '{"messages":[{"content":{"text":"counted"}}]}',
+      }).then((r) => r.status)));
+      expect(ok).toEqual(Array(40).fill(200));
+      const before = await total('sentio_http_requests_total');
+      expect(before).toBeGreaterThanOrEqual(40);
+      p.child.kill('SIGUSR2');
+      await waitFor(() => p.output.some((l) => l.includes('"HTTP worker restarted"')), { ms: 30_000, everyMs: 100 });
+      expect(await total('sentio_http_requests_total')).toBeGreaterThan(before);
+      expect(await total('sentio_analysed_tokens_total')).toBeGreaterThanOrEqual(40);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+  });
+
   // The replacement's timer was unref'd: with both workers gone nothing held the process open, and it
   // ended at once with exit code 0, so a supervisor restarting on failure did not restart it.
   it('when every HTTP worker fails at once, the process stays up and replaces them all', async () => {
