@@ -5,7 +5,7 @@
  * rename the CLI does) and on SIGHUP, so a revoked key is refused within a second without a restart.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -60,8 +60,30 @@ export function readKeyFile(file: string, mustExist = false): KeyFile {
     throw new Error(`${file}: not a Sentio key file (not JSON; it is the file \`sentio keys\` writes, with digests, not keys)`);
   }
   const parsed = KeyFile.safeParse(json);
-  if (!parsed.success) throw new Error(`${file}: not a Sentio key file (${parsed.error.issues[0]?.message})`);
+  if (!parsed.success) throw new Error(`${file}: not a Sentio key file (${issueOf(parsed.error)})`);
   return parsed.data;
+}
+
+/** Where a key file breaks its schema, and how: "keys[2].hash: Invalid string: ...". */
+function issueOf(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+/**
+ * The key file itself where `file` is a symbolic link: the CLI's rename replaced the link with a new file
+ * and left the one the server reads unchanged, so a revocation reported done never applied (an audit,
+ * 2026-11-28). A path that does not exist yet is used as it is.
+ */
+export function keyFilePath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return file;
+    throw err;
+  }
 }
 
 /**
@@ -71,6 +93,9 @@ export function readKeyFile(file: string, mustExist = false): KeyFile {
  * keys: a revocation reported done that never applied. What cannot keep them is not written.
  */
 export function writeKeyFileAtomic(file: string, data: KeyFile): void {
+  // What the server would refuse to read is not written: a name past 200 characters, a limit past 2^53.
+  const checked = KeyFile.safeParse(data);
+  if (!checked.success) throw new Error(`not written: the key file would not be valid (${issueOf(checked.error)})`);
   let existing: Stats | undefined;
   try {
     existing = statSync(file);
@@ -173,7 +198,7 @@ export class FileKeyVerifier implements KeyVerifier {
     watchFile(this.#file, { interval: 250, persistent: false }, (cur, prev) => {
       // After a failed read, any event: a file moved back in place has the stat of the last good read,
       // which is what Node reports as `prev`, so the comparison alone would never reload it.
-      if (this.#failed || cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.reload();
+      if (this.#failed || cur.mtimeMs !== prev.mtimeMs || cur.ctimeMs !== prev.ctimeMs || cur.ino !== prev.ino || cur.size !== prev.size) this.reload();
     });
   }
 

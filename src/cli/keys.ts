@@ -1,6 +1,6 @@
 /** `sentio keys create|list|revoke|rotate`: manage the hashed key file (atomic writes, mode 0600). */
 import { parseArgs } from 'node:util';
-import { generateKey, newKeyId, readKeyFile, withKeyFileLock, writeKeyFileAtomic } from '../auth/key-file.js';
+import { generateKey, keyFilePath, newKeyId, readKeyFile, withKeyFileLock, writeKeyFileAtomic } from '../auth/key-file.js';
 import type { KeyRecord } from '../auth/key-file.js';
 
 export const KEYS_USAGE = `usage: sentio keys <command> [--file PATH]   (PATH defaults to $SENTIO_API_KEYS_FILE)
@@ -31,15 +31,18 @@ export function keysCommand(argv: string[], out: (s: string) => void = console.l
     err(command ? `unknown command '${command}'\n${KEYS_USAGE}` : KEYS_USAGE);
     return 2;
   }
-  const file = values.file ?? process.env['SENTIO_API_KEYS_FILE'];
-  if (!file) throw new Error('no key file: pass --file PATH or set SENTIO_API_KEYS_FILE');
+  const given = values.file ?? process.env['SENTIO_API_KEYS_FILE'];
+  if (!given) throw new Error('no key file: pass --file PATH or set SENTIO_API_KEYS_FILE');
+  const file = keyFilePath(given);
   const now = new Date().toISOString();
   switch (command) {
     case 'create': {
       if (!values.name) throw new Error('create needs --name');
       if (values.kind !== 'live' && values.kind !== 'test') throw new Error('--kind must be live or test');
-      const rpm = values['rate-limit'] === undefined ? undefined : Number(values['rate-limit']);
-      if (rpm !== undefined && !(Number.isInteger(rpm) && rpm > 0)) throw new Error('--rate-limit must be a positive integer');
+      const limit = values['rate-limit'];
+      // Digits only, as config.ts reads numbers: Number() takes "0x10", "1e2" and " 7 ".
+      const rpm = limit === undefined ? undefined : /^[1-9][0-9]*$/.test(limit) ? Number(limit) : NaN;
+      if (rpm !== undefined && !Number.isSafeInteger(rpm)) throw new Error('--rate-limit must be a positive integer (digits only, at most 2^53 - 1)');
       const kind = values.kind;
       const name = values.name;
       const created = withKeyFileLock(file, () => {

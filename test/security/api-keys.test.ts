@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,39 @@ describe('hashed key file and the keys CLI', () => {
     expect(await status(s, live.key)).toBe(200);
     cli('revoke', live.id);
     expect(await until(401)).toBe(401);
+  });
+
+  // An audit (2026-11-28): revoking through a symbolic link replaced the link and left the file the server
+  // reads as it was; a rewrite in place keeping size and mtime (cp -p) went unseen by the file watch.
+  it('revoke through a symbolic link to the file applies; an in-place rewrite keeping size and mtime is seen', async () => {
+    const link = path.join(dir, 'link.json');
+    symlinkSync(file, link);
+    const victim = cli('create', '--name', 'linked')[0] as { id: string; key: string };
+    await waitFor(async () => (await status(s, victim.key)) === 200, { ms: 2_000, everyMs: 50 });
+    expect(keysCommand(['revoke', victim.id, '--file', link], () => undefined)).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(await waitFor(async () => (await status(s, victim.key)) === 401, { ms: 2_000, everyMs: 50 })).toBe(true);
+    // The same bytes but one digest digit, written in place, the modification time put back.
+    const other = cli('create', '--name', 'in place')[0] as { id: string; key: string };
+    await waitFor(async () => (await status(s, other.key)) === 200, { ms: 2_000, everyMs: 50 });
+    await new Promise((r) => setTimeout(r, 600)); // past the poll that saw the create
+    const before = statSync(file);
+    const text = readFileSync(file, 'utf8');
+    const rec = (JSON.parse(text) as { keys: Array<{ id: string; hash: string }> }).keys.find((k) => k.id === other.id)!;
+    const flipped = rec.hash.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    writeFileSync(file, text.replace(rec.hash, flipped));
+    utimesSync(file, before.atime, before.mtime);
+    expect(statSync(file).size).toBe(before.size);
+    expect(await waitFor(async () => (await status(s, other.key)) === 401, { ms: 2_000, everyMs: 50 })).toBe(true);
+  });
+
+  it('create refuses what the file could not hold, and a --rate-limit that is not digits', () => {
+    const before = readFileSync(file, 'utf8');
+    expect(() => keysCommand(['create', '--name', 'n'.repeat(201), '--file', file], () => undefined)).toThrow(/not written: the key file would not be valid \(keys\[\d+\]\.name: /);
+    for (const bad of ['1e20', '0x10', '1e2', ' 7 ', '0', '2.5', '9007199254740993']) {
+      expect(() => keysCommand(['create', '--name', 'x', '--rate-limit', bad, '--file', file], () => undefined), bad).toThrow(/--rate-limit must be a positive integer/);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 
   it('SIGHUP reloads the file too', async () => {
