@@ -105,11 +105,11 @@ export class Metrics {
     name: 'sentio_llm_request_duration_seconds', help: 'Upstream LLM call time: to the last token (outcome ok), or to the upstream\'s failure (outcome error: also counted in sentio_llm_errors_total)',
     labelNames: ['model', 'stream', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry],
   });
-  readonly llmErrors = new Counter({
-    name: 'sentio_llm_errors_total', help: 'Upstream LLM failures by kind',
+  /** Every kind, mode and signal starts at 0, so that a rate or an alert on one has a series before its first count. */
+  readonly llmErrors = zeroed(new Counter({
+    name: 'sentio_llm_errors_total', help: 'Upstream LLM failures by kind (the error code the client got)',
     labelNames: ['kind'] as const, registers: [this.registry],
-  });
-  /** Every mode and kind starts at 0, so that a rate or an alert on one has a series before its first turn. */
+  }), 'kind', ['upstream_error', 'upstream_timeout', 'upstream_rate_limited']);
   readonly conversationModes = zeroed(new Counter({
     name: 'sentio_chat_conversation_modes_total', help: 'Chat turns by the conversation mode chosen for the latest user message',
     labelNames: ['mode'] as const, registers: [this.registry],

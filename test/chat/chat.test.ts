@@ -739,6 +739,9 @@ describe('upstream failures', () => {
   it("sentio_llm_errors_total counts the upstream's failures only, not Sentio's own", async () => {
     const t = await startTestServer({ SENTIO_LLM_BASE_URL: llm.url, SENTIO_QUEUE_MAX: '1', SENTIO_CHAT_GUIDANCE: 'false' });
     try {
+      // Each kind has a series from the start, so that an alert on its rate sees the first failure.
+      const fresh = await (await t.get('/metrics')).text();
+      for (const kind of ['upstream_error', 'upstream_timeout', 'upstream_rate_limited']) expect(fresh).toContain(`sentio_llm_errors_total{kind="${kind}"} 0`);
       const chat = (stream: boolean) => t.post('/v2/chat/completions', {
         model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2', stream, messages: [{ role: 'user', content: 'a sentence for the emotion model to read' }],
       }).then(async (r) => ({ status: r.status, body: await r.text() }));
