@@ -170,10 +170,11 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
       logger,
       tls: config.tls,
       maxBodyBytes: config.limits.bodyBytes,
-      // A batch message is at most 7 (two objects, five members): room for the largest batch allowed, and
-      // at the default limits for 4 times the largest, while a 1 MiB body shaped to cost most (a flat
-      // object, deep brackets) stays within about 20 ms of parsing instead of 60-120.
-      maxJsonNodes: Math.max(32_768, 16 * config.limits.batchMessages),
+      // An analysed message is at most 7 (two objects, five members): room for the most messages any
+      // request may hold (a batch, a context analysis, a chat, as configured), at the default limits 4
+      // times the largest batch, while a 1 MiB body shaped to cost most (a flat object, deep brackets)
+      // stays within about 20 ms of parsing instead of 60-120.
+      maxJsonNodes: Math.max(32_768, 16 * Math.max(config.limits.batchMessages, config.limits.messages, config.limits.chatMessages)),
       requestTimeoutMs: config.requestTimeoutMs,
       maxInFlight: config.maxInFlight,
       maxInFlightPerKey: config.maxInFlightPerKey,
