@@ -18,13 +18,13 @@
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AnalysisEngine } from '../app.js';
 import type { Config } from '../config.js';
 import type { ClaimResult } from '../store/idempotency-store.js';
 import { createLogger } from '../log.js';
 import type { EngineMetricsSource } from '../metrics.js';
 import { threadsText } from '../metrics.js';
-import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import { pickFreePort } from '../http/port.js';
 import { openStores } from '../store/factory.js';
 import type { StateStores } from '../store/factory.js';
@@ -83,26 +83,30 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
   let closing = false;
 
   // Each worker's last metrics, served for it while it does not answer; a replaced worker's counters and
-  // histograms stay in the sums (`retired`), so that no total falls when a worker is replaced: Prometheus
-  // reads a fall as a reset of every series (an observability review, 2026-11-28).
-  const lastMetrics = new Map<number, WorkerMetrics>();
-  let retired: WorkerMetrics = [];
+  // histograms stay in the sums (`retired`, its last answer), so that no total falls when a worker is
+  // replaced: Prometheus reads a fall as a reset of every series (an observability review, 2026-11-28).
+  const lastMetrics = new Map<Worker, WorkerMetrics>();
+  const ended = new WeakSet<Worker>();
+  let retired: Promise<WorkerMetrics> = Promise.resolve([]);
   const mainThread = mainThreadMemory();
   const workersMetrics = async (): Promise<WorkerMetrics[]> => {
-    const live = await Promise.all([...workers].map(async ([index, { metrics }]) => {
+    const live = await Promise.all([...workers.values()].map(async ({ worker, metrics }) => {
       const m = await workerMetrics(metrics);
-      if (m) lastMetrics.set(index, m);
-      return m ?? lastMetrics.get(index) ?? [];
+      if (ended.has(worker)) return []; // it ended during this scrape: counted in `retired`, once
+      if (m) lastMetrics.set(worker, m);
+      return m ?? lastMetrics.get(worker) ?? [];
     }));
-    return [...live, retired, await mainThread.getMetricsAsJSON()];
+    return [...live, await retired, await mainThread.getMetricsAsJSON()];
   };
-  const retire = async (index: number) => {
-    const last = lastMetrics.get(index);
-    lastMetrics.delete(index);
+  const retire = (worker: Worker) => {
+    ended.add(worker);
+    const last = lastMetrics.get(worker);
+    lastMetrics.delete(worker);
     if (!last) return;
     // Process-wide series are each worker's copy of the same figures (taken once, from a live worker).
     const totals = last.filter((m) => (String(m.type) === 'counter' || String(m.type) === 'histogram') && !m.name.startsWith('sentio_process_'));
-    retired = await AggregatorRegistry.aggregate([retired, totals]).getMetricsAsJSON();
+    const before = retired;
+    retired = before.then((r) => AggregatorRegistry.aggregate([r, totals]).getMetricsAsJSON()).catch(() => before);
   };
 
   const spawn = (index: number): Promise<void> => {
@@ -144,10 +148,8 @@ export async function startHttpWorkers(config: Config, opts: HttpWorkersOptions)
         toWorker.port1.close();
         for (const scope of claims) void shared?.idempotency.release(scope);
         claims.clear();
-        if (workers.get(index)?.worker === worker) {
-          workers.delete(index);
-          void retire(index);
-        }
+        if (workers.get(index)?.worker === worker) workers.delete(index);
+        retire(worker);
         if (!started) {
           reject(new Error(`HTTP worker ${index} exited with code ${code} before listening`));
           return;
