@@ -164,7 +164,8 @@ describe('graceful shutdown', () => {
   it('the same signal twice within moments is one signal: the drain finishes and the process exits 0', async () => {
     const llm = await FakeLlm.start();
     try {
-      const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000' });
+      // As npm sets it for its scripts: only there does a signal come twice (signals.ts).
+      const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_LLM_BASE_URL: llm.url, SENTIO_LLM_TIMEOUT_MS: '60000', npm_lifecycle_event: 'start' });
       llm.enqueue({ kind: 'reply', content: 'a reply that takes its time', ttftMs: 600 });
       const pending = fetch(`${p.base}/v2/chat/completions`, {
         method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY },
@@ -216,10 +217,12 @@ describe('graceful shutdown', () => {
 
   // Node's default for SIGTERM ended a server still loading its model with 143, and no line said why.
   // Under `npm start` the copy of a process group's signal arrived during the start too, and exited 1.
-  it('SIGTERM while the server starts ends the start with 0, delivered once or twice', async () => {
-    for (const twice of [false, true]) {
+  // Outside npm a second signal is the operator's, however close: while the model loaded, two sent 300-450 ms
+  // apart were handled moments apart and taken for npm's copy (overload review, 2026-11-28).
+  it('SIGTERM while the server starts ends the start with 0, delivered once, or twice by npm; a second outside npm exits 1', async () => {
+    for (const [twice, npm] of [[false, false], [true, true], [true, false]] as const) {
       const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], {
-        env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_API_KEYS: KEY },
+        env: { PATH: process.env['PATH'] ?? '', SENTIO_PORT: '0', SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_API_KEYS: KEY, ...(npm ? { npm_lifecycle_event: 'start' } : {}) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -237,8 +240,9 @@ describe('graceful shutdown', () => {
         child.kill('SIGTERM');
       }
       child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
-      expect(await exited, `twice: ${twice}`).toBe(0);
-      expect(out).toContain('stopped while starting');
+      const second = twice && !npm;
+      expect(await exited, `twice: ${twice}, npm: ${npm}`).toBe(second ? 1 : 0);
+      if (!second) expect(out).toContain('stopped while starting');
       expect(out).not.toContain('sentio listening');
     }
   }, 60_000);
