@@ -124,9 +124,10 @@ const RULES: readonly Rule[] = [
   { name: 'ending_it', kind: 'suicidal_intent', confidence: 0.8,
     unless: END_IT_AND_DO,
     pattern: /\b(?:feel like|want to|wanna|going to|ready to|planning to|plan to|(?:thinking|thought) (?:about|of)|think about|decided to|time to|about to|i will|i am|have to|need to|got to|must) end(?:ing)? it\b(?! (?:with|between|for|off|on|at|early|here|there|now with|by)\b)/ },
-  // "I want to die", "part of me wants to die", "I just want to be dead"
+  // "I want to die", "part of me wants to die", "I just want to be dead"; "she wants to die" is someone else
+  // at risk (third_party below): this rule, ranked above it, gave the user the approach for their own risk.
   { name: 'want_die', kind: 'suicidal_intent', confidence: 0.9,
-    pattern: new RegExp(`(?<!\\bnot )\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`),
+    pattern: new RegExp(`(?<!\\bnot )(?<!\\b(?:he|she|they)(?: just| really| still| also| now)? )\\b${DESIRE} to (?:die|be dead)\\b${DIE_IDIOM}`),
     unless: anyOf(HYPERBOLE, JOKING_DEATH) },
   { name: 'should_die', kind: 'suicidal_intent', confidence: 0.85,
     pattern: new RegExp(`\\bshould (?:just |probably |really )?(?:die|be dead|kill myself|not be alive|not exist|not be here|end it)\\b${DIE_IDIOM}`) },

@@ -136,6 +136,17 @@ describe('crisis_intervention', () => {
     }
   });
 
+  // The first-person rule ranked above the third-party one read "she wants to die" as the user's own risk
+  // and gave the user that approach (a review, 2026-11-28).
+  it('someone else who wants to die is a third-party crisis; the user who does is not', () => {
+    for (const t of ['My friend says she wants to die', 'he said he wants to die', 'My girlfriend says she really wants to die', 'they just want to die']) {
+      expect(detectCrisis(t)?.kind, t).toBe('third_party');
+    }
+    for (const t of ['I want to die', 'part of me wants to die', 'she wants to die and honestly I want to die too']) {
+      expect(detectCrisis(t)?.kind, t).toBe('suicidal_intent');
+    }
+  });
+
   it('an earlier message in the same request keeps it selected', async () => {
     const r = await s.post('/v2/chat/completions', {
       model: 'llm-k2-thinking-turbo', emotion_model: 'emotion-v2',
