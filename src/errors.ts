@@ -98,6 +98,16 @@ const ECHO_LIMIT = 512;
 // (serde_json, Python encoding to UTF-8) refuse, so the whole error body would be unreadable to them.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** A field's place in a JSON value, as an error's `param` names it: `messages[0].content.text`. */
+export function paramPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out ? `.${String(seg)}` : String(seg);
+  }
+  return out;
+}
+
 /**
  * `s`, cut at `max` characters with an ellipsis when longer, with lone surrogates made U+FFFD: a client's
  * value may hold one, a cut may split a pair, and V8's JSON.parse message quotes a half of one.

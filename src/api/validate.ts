@@ -1,16 +1,7 @@
 /** zod results → AppError: the first issue decides the code, `param` names the field as a path. */
 import type { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError, paramPath } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
-
-function paramPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out ? `.${String(seg)}` : String(seg);
-  }
-  return out;
-}
 
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
@@ -65,14 +56,16 @@ function expectedType(first: z.core.$ZodIssue | undefined, actual: unknown): str
   if (!first || first.path.length > 0) return undefined;
   if (first.code === 'invalid_type') return first.expected;
   // An enum of words refuses another JSON type as a value it does not list: it is a type error.
-  if (first.code === 'invalid_value' && first.values.every((v) => typeof v === 'string') && typeof actual !== 'string') return 'string';
+  if (wordEnum(first) && typeof actual !== 'string') return 'string';
   return undefined;
 }
 
+/** An enum of words refusing a value (zod says invalid_value whatever the value's type). */
+const wordEnum = (issue: z.core.$ZodIssue) => issue.code === 'invalid_value' && issue.values.every((v) => typeof v === 'string');
+
 function wrongKindOfValue(issue: z.core.$ZodIssue, actual: unknown): boolean {
   const discriminator = issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator !== undefined;
-  const stringEnum = issue.code === 'invalid_value' && issue.values.every((v) => typeof v === 'string');
-  return (discriminator || stringEnum) && typeof actual !== 'string';
+  return (discriminator || wordEnum(issue)) && typeof actual !== 'string';
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -10,6 +10,7 @@ import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { paramPath } from '../errors.js';
 import { sha256Hex } from './api-keys.js';
 import type { ApiKeyInfo, KeyVerifier } from './api-keys.js';
 
@@ -68,7 +69,7 @@ export function readKeyFile(file: string, mustExist = false): KeyFile {
 function issueOf(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid';
-  const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  const where = paramPath(issue.path);
   return where ? `${where}: ${issue.message}` : issue.message;
 }
 
