@@ -8,8 +8,8 @@
  */
 export const MAX_JSON_DEPTH = 128;
 
-/** What a JSON text breaks: nesting deeper than `maxDepth`, or more arrays, objects and members than `maxNodes`. */
-export function jsonOverLimits(text: string, maxDepth: number, maxNodes = Infinity): 'depth' | 'nodes' | undefined {
+/** What a JSON text breaks: nesting deeper than MAX_JSON_DEPTH, or more arrays, objects and members than `maxNodes`. */
+export function jsonOverLimits(text: string, maxNodes = Infinity): 'depth' | 'nodes' | undefined {
   let depth = 0;
   let nodes = 0;
   for (let i = 0; i < text.length; i++) {
@@ -25,7 +25,7 @@ export function jsonOverLimits(text: string, maxDepth: number, maxNodes = Infini
         if (slashes % 2 === 0) break;
       }
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > maxDepth) return 'depth';
+      if (++depth > MAX_JSON_DEPTH) return 'depth';
       if (++nodes > maxNodes) return 'nodes';
     } else if (c === 0x5d || c === 0x7d) {
       depth--;

@@ -95,7 +95,7 @@ export function parseJsonObject(body: Buffer, maxNodes = Infinity): Record<strin
   }
   // Well above any request's own: the free-form JSON chat passes on is held to 64 levels below its field
   // (src/api/chat/protocol.ts).
-  const over = jsonOverLimits(text, MAX_JSON_DEPTH, maxNodes);
+  const over = jsonOverLimits(text, maxNodes);
   if (over === 'depth') throw new AppError('invalid_json', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   if (over === 'nodes') throw new AppError('invalid_json', `request body holds more than ${maxNodes} arrays, objects and members`);
   let value: unknown;

@@ -96,7 +96,7 @@ export class LlmClient {
       const res = await call.response;
       const text = await readAll(res, COMPLETION_BODY_LIMIT);
       // Depth only: a reply's size is bounded by its bytes, and logprobs make legitimately large ones.
-      if (jsonOverLimits(text, MAX_JSON_DEPTH)) throw new UpstreamError('failed', `the upstream LLM sent a completion nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (jsonOverLimits(text)) throw new UpstreamError('failed', `the upstream LLM sent a completion nested deeper than ${MAX_JSON_DEPTH} levels`);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -397,7 +397,7 @@ function statusError(status: number, headers: http.IncomingHttpHeaders, text: st
 }
 
 function parseChunk(data: string): UpstreamChunk {
-  if (jsonOverLimits(data, MAX_JSON_DEPTH)) throw new UpstreamError('failed', `the upstream LLM sent a stream event nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonOverLimits(data)) throw new UpstreamError('failed', `the upstream LLM sent a stream event nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
