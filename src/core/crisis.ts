@@ -440,7 +440,7 @@ const CONTEXTUAL: readonly Rule[] = [
   { name: 'going_to_jump', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:going to|want to|ready to|about to|tempted to|planning to|urge to|will|(?:thinking|thought) (?:about|of)) jump(?:ing)?\b(?! (?:in|into|on|onto|at|up|ahead|the gun|ship|rope|start|for|around|over|through|back|off (?:the|a) (?:dock|diving|high|board|pier|boat))\b)/ },
   { name: 'goodbye_letters', kind: 'suicidal_intent', confidence: 0.75,
-    unless: /\b(?:coworkers|co-workers|colleagues|team|class|classmates|students|neighbou?rs)\b.{0,200}\blast day\b|\blast day\b.{0,200}\b(?:at (?:the|my) (?:company|job|office|school)|after \d+ years)\b/,
+    unless: /\b(?:coworkers|co-workers|colleagues|team|class|classmates|students|neighbou?rs)\b.{0,200}\blast day\b|\blast day\b.{0,200}\b(?:at (?:the|my) (?:company|job|office|school)|after \d+ years)\b|\bgoodbye (?:messages?|cards?|notes?|speech) (?:for|to) (?:a|my|our|the) (?:\w+ )?(?:coworker|co-worker|colleague|boss|manager|teacher|team|class|neighbou?r)s?\b/,
     pattern: /\bgoodbye (?:notes?|letters?|messages?|videos?|texts?)\b|\b(?:saying|say|said|text|texting|wrote|write|writing) (?:my )?goodbyes? to (?:everyone|everybody|all of you|you all|my (?:family|kids|children|parents|friends)|the world)\b/ },
   { name: 'go_for_good', kind: 'suicidal_intent', confidence: 0.7,
     pattern: /\b(?:time (?:for me )?to|ready to|going to|want to) (?:go|be gone|leave) (?:for good|forever|permanently)\b|\bbe gone (?:for good|forever)\b/ },
@@ -540,9 +540,19 @@ const NOT_A_WISH = [DEATH_IDIOMS, HYPERBOLE, JOKING_DEATH, ENDING_CONTACT];
 const IDIOM_SPANS = new RegExp(
   [...NOT_A_WISH.map((re) => re.source), `${TAKE_MY_LIFE} ${LIFE_IDIOM_TAIL}`].join('|'), 'g');
 
+/**
+ * Someone else's death, told as news or grief ("since my dad died", "after she passed away"): not a death
+ * the writer wishes for, so the co-occurrence rule does not count it ("it's our first Christmas since my dad
+ * died and my mum wants everything the same" read as a wish to die).
+ */
+const OTHERS_DEATH = /\b(?:(?:my|his|her|their|our|your) (?:[a-z']+ ){0,2}?|(?:he|she|they) )(?:has |had |have |just |recently )?(?:died|passed away)\b/g;
+
 function deathWish(t: string): boolean {
   if (SAFE_PLACE.test(t)) return false;
-  return t.split(/[.!?;]+|,\s*but\b/).some((clause) => DEATH.test(clause) && WANTING.test(clause) && !NOT_A_WISH.some((re) => re.test(clause)));
+  return t.split(/[.!?;]+|,\s*but\b/).some((clause) => {
+    const own = clause.replace(OTHERS_DEATH, ' ');
+    return DEATH.test(own) && WANTING.test(clause) && !NOT_A_WISH.some((re) => re.test(clause));
+  });
 }
 
 const CONTRACTIONS: ReadonlyArray<[RegExp, string]> = [
@@ -636,8 +646,9 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   };
   const folded = fold(text);
   const frenchTopic = FRENCH_TOPIC.test(folded);
+  const languageWords = anyLanguageRule(folded);
   reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined)
-    ?? (anyLanguageRule(folded) ? strongest(LANGUAGE_RULES, folded) : undefined);
+    ?? (languageWords ? strongest(LANGUAGE_RULES, folded) : undefined);
   if (reading.direct) return reading;
   if (withContextual) reading.contextual = strongest(frenchTopic ? CONTEXTUAL_BUT_TOPIC : CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));
@@ -645,6 +656,9 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
     reading.soft = { kind: 'suicidal_intent', confidence: 0.75, rule: soft.map((s) => s.name).join('+') };
     return reading; // crisisFrom takes the soft signs before the learned signal: no need to run the model
   }
+  // Another language's rule matched the words and its guard excused them ("si le PSG perd encore, je me
+  // suicide mdr"): the learned signal, which knows English only, does not overrule it.
+  if (languageWords) return reading;
   const model = crisisModel();
   const idiomFree = t.replace(IDIOM_SPANS, ' ');
   // What an idiom leaves ("i want to", "i") is too short for the model, which reads it as the start of a crisis.

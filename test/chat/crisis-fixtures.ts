@@ -60,6 +60,11 @@
  * EVERYDAY_WRITTEN: 200 non-crisis chat messages (grief told at length, bad days, calm questions with
  * death or harm words, hard lives with plans), written by a helper session for measuring false alarms only;
  * never trained on (docs/conversation-modes.md).
+ * EVERYDAY_CHAT_TRAINING: four sets of ordinary chat (plans with family, meals, work, idioms, grief and
+ * personal news told at length), 2,296 messages written on 2026-11-28 by four helper sessions to teach the
+ * learned signal what ordinary chat is; negatives only. EVERYDAY_CHAT and EVERYDAY_CHAT_2: a day's
+ * ordinary chat traffic, 399 and 396 messages, written by two more sessions that were not told what the
+ * signal got wrong; never trained on (models/crisis/MODEL.md).
  * HELD_OUT sets: written blind by a tenth session, after the round-19 sets became development data;
  * measured through the whole chat pipeline, never trained on, so their figures say how the detector
  * generalises (docs/conversation-modes.md).
@@ -72,7 +77,7 @@ import { readFileSync } from 'node:fs';
 
 export interface SentenceSet {
   name: string;
-  use: 'development' | 'held_out' | 'everyday' | 'languages_development' | 'languages_evening' | 'languages_held_out' | 'languages_everyday';
+  use: 'development' | 'everyday_training' | 'held_out' | 'everyday' | 'languages_development' | 'languages_evening' | 'languages_held_out' | 'languages_everyday';
   positives: string[];
   negatives: string[];
 }
@@ -93,6 +98,10 @@ export const NOT_CRISIS_ROUND_2: readonly string[] = set('round_2').negatives;
 export const NOT_CRISIS_ROUND_3: readonly string[] = set('round_3').negatives;
 export const NOT_CRISIS_ROUND_4: readonly string[] = set('round_4').negatives;
 export const NOT_CRISIS_EVERYDAY_WRITTEN: readonly string[] = set('everyday_written').negatives;
+/** Everyday chat written to train the learned signal (negatives only), and two sets that only measure it. */
+export const EVERYDAY_CHAT_TRAINING: readonly SentenceSet[] = sets.filter((s) => s.use === 'everyday_training');
+export const NOT_CRISIS_EVERYDAY_CHAT: readonly string[] = set('everyday_chat').negatives;
+export const NOT_CRISIS_EVERYDAY_CHAT_2: readonly string[] = set('everyday_chat_2').negatives;
 export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
 export const CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').positives;

@@ -20,14 +20,16 @@ describe('crisis model', () => {
     for (const { text, p } of golden) expect(Math.abs(m.probability(text) - p), text.slice(0, 60)).toBeLessThan(1e-9);
   });
 
-  it('leaves everyday text alone: at most 0.3% of GoEmotions dev comments and dair-ai val sentences (never trained on)', () => {
+  // Version 1.5.0's threshold (0.35, for the recall everyday chat negatives had cost) flags 22 of the Reddit
+  // comments (two of them "I wanna die" and "I dont want to live in this world no more") where 1.4.0 flagged 15.
+  it('leaves everyday text alone: at most 0.3% of dair-ai val sentences and 0.45% of GoEmotions dev comments (never trained on)', () => {
     const m = crisisModel();
     const go = readGoEmotions(fileURLToPath(new URL('../../../shared/data/goemotions/dev.tsv', import.meta.url))).map((r) => r.text);
     const dair = readDair(fileURLToPath(new URL('../../../shared/data/dair-ai-emotion/val.txt', import.meta.url))).map((r) => r.text);
     expect([go.length, dair.length]).toEqual([5426, 2000]);
-    for (const texts of [go, dair]) {
+    for (const [texts, ceiling] of [[go, 0.0045], [dair, 0.003]] as const) {
       const flagged = texts.filter((t) => m.probability(t) >= m.threshold).length;
-      expect(flagged / texts.length).toBeLessThanOrEqual(0.003);
+      expect(flagged / texts.length).toBeLessThanOrEqual(ceiling);
     }
   });
 
