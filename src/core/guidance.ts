@@ -50,7 +50,9 @@ export function guidanceText(g: GuidanceInput): string {
       + 'your reply; do not mention it, quote it, or label the user\'s emotions unless they ask.',
     `- Current state: ${state}; tone ${tone}, energy ${arousalWord(eq.arousal)}.`,
   ];
-  if (g.trend) lines.push(`- Over this conversation their mood ${TREND_WORDS[g.trend.direction]}.`);
+  // A mood read as improving since a crisis message ("ok" reads as joy) is no sign the risk has passed, and
+  // said beside the crisis approach it can soften the reply (a chat review, 2026-11-28).
+  if (g.trend && !(crisis && g.trend.direction === 'improving')) lines.push(`- Over this conversation their mood ${TREND_WORDS[g.trend.direction]}.`);
   lines.push(`- Conversation mode: ${mode.mode.replace(/_/g, ' ')}.`);
   lines.push(`- Tone: ${mode.responseStrategy.tone}.`);
   lines.push(`- Approach: ${mode.responseStrategy.approach}`);

@@ -168,6 +168,21 @@ describe('V2 chat, non-streaming', () => {
     expect(guidance).toContain('Safety first');
   });
 
+  // After "I want to end it all" and "ok" (read as joy) the trend is improving; the instruction said so beside
+  // the crisis approach (a chat review, 2026-11-28).
+  it('in crisis intervention, the instruction does not call the mood improving', async () => {
+    const context = `crisis-trend-${Date.now()}`;
+    let j: Record<string, any> = {};
+    for (const text of ['I want to end it all', 'ok', "what's the weather like tomorrow"]) {
+      j = await (await s.post(V2, v2([user(text)], { context_id: context }))).json();
+    }
+    expect(j.conversationMode.mode).toBe('crisis_intervention');
+    expect(j.trajectory.trend.direction).toBe('improving');
+    const guidance = String(llm.last!.body.messages![0]!.content);
+    expect(guidance).toContain('Safety first');
+    expect(guidance).not.toContain('improving');
+  });
+
   it('puts the instruction first when the caller has no system message', async () => {
     await s.post(V2, v2([user('hi'), { role: 'assistant', content: 'Hello!' }, user('how are you?')]));
     const msgs = llm.last!.body.messages!;
