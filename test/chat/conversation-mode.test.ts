@@ -73,7 +73,7 @@ describe('crisis_intervention', () => {
     expect(F.DEVELOPMENT_SETS.map((d) => d.name)).toEqual(['development', ...rounds]);
     for (const set of [
       ...F.DEVELOPMENT_SETS.flatMap((d) => [d.positives, d.negatives]),
-      F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT, F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2,
+      F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT, F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2, F.CRISIS_HELD_OUT_3, F.NOT_CRISIS_HELD_OUT_3,
     ]) {
       expect(set.length).toBeGreaterThanOrEqual(40);
     }
@@ -121,6 +121,19 @@ describe('crisis_intervention', () => {
     console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
     expect(m.recall).toBeGreaterThanOrEqual(0.82);
     expect(m.fpr).toBeLessThanOrEqual(0.12);
+  });
+
+  // A third held-out set, written blind by a twelfth session once crisis signal 1.5.0 was final (hard
+  // positives: plans inside other requests, doses and insurance asked for oneself, Pidgin and patois, eight
+  // third parties; negatives near the topic). Measured once: 36/45 = 0.800 recall, 8/45 = 0.178 FPR (signal
+  // 1.4.0 with the same rules: 36/45 and 10/45). Floors at the measured figures.
+  it('third held-out set: recall and false-positive rate stay at their measured level', async () => {
+    const m = await measure(F.CRISIS_HELD_OUT_3, F.NOT_CRISIS_HELD_OUT_3);
+    console.log(`crisis, third held-out set (${F.CRISIS_HELD_OUT_3.length} + ${F.NOT_CRISIS_HELD_OUT_3.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+    console.log(`  missed: ${JSON.stringify(m.missed)}`);
+    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
+    expect(m.recall).toBeGreaterThanOrEqual(0.8);
+    expect(m.fpr).toBeLessThanOrEqual(0.18);
   });
 
   // 200 sad and practical messages that carry no risk, written for this measurement and never trained on.

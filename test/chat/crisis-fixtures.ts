@@ -71,6 +71,8 @@
  * HELD_OUT_2 sets: written blind by an eleventh session (many Englishes and registers) and measured with the
  * same detector; a round built from the first held-out set did not move it and was not kept, so this set
  * stays a second measurement (docs/conversation-modes.md).
+ * HELD_OUT_3 sets: written blind by a twelfth session (2026-11-28) after crisis signal 1.5.0 was final, and
+ * measured once with that detector; never trained on (docs/conversation-modes.md).
  */
 
 import { readFileSync } from 'node:fs';
@@ -106,6 +108,8 @@ export const CRISIS_HELD_OUT: readonly string[] = set('held_out').positives;
 export const NOT_CRISIS_HELD_OUT: readonly string[] = set('held_out').negatives;
 export const CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').positives;
 export const NOT_CRISIS_HELD_OUT_2: readonly string[] = set('held_out_2').negatives;
+export const CRISIS_HELD_OUT_3: readonly string[] = set('held_out_3').positives;
+export const NOT_CRISIS_HELD_OUT_3: readonly string[] = set('held_out_3').negatives;
 
 /**
  * Spanish, Portuguese, French, German and Italian (models/crisis/sentences-languages.json, which says how each
