@@ -57,6 +57,16 @@ async function measure(pos: readonly string[], neg: readonly string[]) {
   return { recall: 1 - missed.length / pos.length, fpr: falseAlarms.length / neg.length, missed, falseAlarms };
 }
 
+/** A held-out set's recall and false-positive rate, printed with what was wrong, against its measured floors. */
+async function expectHeldOut(label: string, pos: readonly string[], neg: readonly string[], floors: { recall: number; fpr: number }) {
+  const m = await measure(pos, neg);
+  console.log(`crisis, ${label} (${pos.length} + ${neg.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
+  console.log(`  missed: ${JSON.stringify(m.missed)}`);
+  console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
+  expect(m.recall).toBeGreaterThanOrEqual(floors.recall);
+  expect(m.fpr).toBeLessThanOrEqual(floors.fpr);
+}
+
 beforeAll(async () => {
   llm = await FakeLlm.start();
   // Hundreds of requests: above the default per-key quota.
@@ -99,12 +109,7 @@ describe('crisis_intervention', () => {
   // signal 1.5.0 (trained on everyday chat too, threshold 0.35), 38/45 = 0.844 and 5/45 = 0.111. The floors
   // sit at the current figures: a regression guard, not a target (docs/conversation-modes.md).
   it('held-out set: recall and false-positive rate stay at their measured level', async () => {
-    const m = await measure(F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT);
-    console.log(`crisis, held-out set (${F.CRISIS_HELD_OUT.length} + ${F.NOT_CRISIS_HELD_OUT.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
-    console.log(`  missed: ${JSON.stringify(m.missed)}`);
-    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(m.recall).toBeGreaterThanOrEqual(0.84);
-    expect(m.fpr).toBeLessThanOrEqual(0.12);
+    await expectHeldOut('held-out set', F.CRISIS_HELD_OUT, F.NOT_CRISIS_HELD_OUT, { recall: 0.84, fpr: 0.12 });
   });
 
   // A second held-out set, written blind by an eleventh session (British, Indian, Nigerian, Caribbean and
@@ -115,12 +120,7 @@ describe('crisis_intervention', () => {
   // (docs/conversation-modes.md). Signal 1.5.0: 37/45 = 0.822 and 5/45 = 0.111; the message it lost is a
   // drive "out to the lookout past Katoomba" told in Australian slang. Floors at the measured figures.
   it('second held-out set: recall and false-positive rate stay at their measured level', async () => {
-    const m = await measure(F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2);
-    console.log(`crisis, second held-out set (${F.CRISIS_HELD_OUT_2.length} + ${F.NOT_CRISIS_HELD_OUT_2.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
-    console.log(`  missed: ${JSON.stringify(m.missed)}`);
-    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(m.recall).toBeGreaterThanOrEqual(0.82);
-    expect(m.fpr).toBeLessThanOrEqual(0.12);
+    await expectHeldOut('second held-out set', F.CRISIS_HELD_OUT_2, F.NOT_CRISIS_HELD_OUT_2, { recall: 0.82, fpr: 0.12 });
   });
 
   // A third held-out set, written blind by a twelfth session once crisis signal 1.5.0 was final (hard
@@ -128,12 +128,7 @@ describe('crisis_intervention', () => {
   // third parties; negatives near the topic). Measured once: 36/45 = 0.800 recall, 8/45 = 0.178 FPR (signal
   // 1.4.0 with the same rules: 36/45 and 10/45). Floors at the measured figures.
   it('third held-out set: recall and false-positive rate stay at their measured level', async () => {
-    const m = await measure(F.CRISIS_HELD_OUT_3, F.NOT_CRISIS_HELD_OUT_3);
-    console.log(`crisis, third held-out set (${F.CRISIS_HELD_OUT_3.length} + ${F.NOT_CRISIS_HELD_OUT_3.length}): recall ${m.recall.toFixed(3)}, FPR ${m.fpr.toFixed(3)}`);
-    console.log(`  missed: ${JSON.stringify(m.missed)}`);
-    console.log(`  false alarms: ${JSON.stringify(m.falseAlarms)}`);
-    expect(m.recall).toBeGreaterThanOrEqual(0.8);
-    expect(m.fpr).toBeLessThanOrEqual(0.18);
+    await expectHeldOut('third held-out set', F.CRISIS_HELD_OUT_3, F.NOT_CRISIS_HELD_OUT_3, { recall: 0.8, fpr: 0.18 });
   });
 
   // 200 sad and practical messages that carry no risk, written for this measurement and never trained on.
