@@ -646,9 +646,10 @@ export function readCrisis(text: string, normalised = normalise(text), withConte
   };
   const folded = fold(text);
   const frenchTopic = FRENCH_TOPIC.test(folded);
+  reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined);
+  if (reading.direct) return reading;
   const languageWords = anyLanguageRule(folded);
-  reading.direct = strongest(RULES) ?? (!frenchTopic && deathWish(t) ? { kind: 'suicidal_intent', confidence: 0.8, rule: 'death_wish' } : undefined)
-    ?? (languageWords ? strongest(LANGUAGE_RULES, folded) : undefined);
+  reading.direct = languageWords ? strongest(LANGUAGE_RULES, folded) : undefined;
   if (reading.direct) return reading;
   if (withContextual) reading.contextual = strongest(frenchTopic ? CONTEXTUAL_BUT_TOPIC : CONTEXTUAL);
   const soft = SOFT.filter((s) => s.pattern.test(t));

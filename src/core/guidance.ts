@@ -56,7 +56,7 @@ export function guidanceText(g: GuidanceInput): string {
   lines.push(`- Conversation mode: ${mode.mode.replace(/_/g, ' ')}.`);
   lines.push(`- Tone: ${mode.responseStrategy.tone}.`);
   lines.push(`- Approach: ${mode.responseStrategy.approach}`);
-  if (mode.mode === 'crisis_intervention') {
+  if (crisis) {
     lines.push(
       '- Safety first: the user may be at risk of suicide or self-harm (or someone they know may be). Their safety comes '
         + 'before any other goal of this conversation. Never provide information that could be used for self-harm.',

@@ -179,11 +179,13 @@ describe('crisis_intervention', () => {
   it('grief for someone who died and a farewell to a colleague are not read as a wish to die', () => {
     for (const t of ["It's our first Christmas since my dad died and my mum wants to do everything exactly the same as always.",
       'after my nan passed away my aunt wanted her rings', "goodbye message for a coworker who's retiring after 30 years"]) {
-      expect(readCrisis(t).direct, t).toBeUndefined();
-      expect(readCrisis(t).contextual, t).toBeUndefined();
+      const r = readCrisis(t);
+      expect(r.direct, t).toBeUndefined();
+      expect(r.contextual, t).toBeUndefined();
     }
     for (const t of ['my dad died and I wish I had died with him', 'since my wife died I want to die too', "I'm writing goodbye messages to my family"]) {
-      expect(readCrisis(t).direct ?? readCrisis(t).contextual, t).toBeDefined();
+      const r = readCrisis(t);
+      expect(r.direct ?? r.contextual, t).toBeDefined();
     }
   });
 
