@@ -10,7 +10,8 @@
  * The upstream is test/helpers/fake-llm.ts in its own process (profiles below); Sentio runs as
  * `npm start` runs it (own process, default logging, CPU engine); the load generator runs here. All
  * three share this machine. Bars (issue 6): p50 added ≤ 5 ms non-streaming, p50 TTFT added ≤ 3 ms.
- * Results: bench/results/chat-<time>.json, then one JSON line on stdout.
+ * Last, analysis latency beside chat turns with long messages, against a Sentio that reads their words on
+ * its event loop (besideLongMessages). Results: bench/results/chat-<time>.json, then one JSON line on stdout.
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -144,11 +145,7 @@ async function main(): Promise<void> {
   const upstream = await startChild(process.argv[1]!, ['--upstream'], {}, '"fake llm listening"');
   let sentio: Child | undefined;
   try {
-    sentio = await startChild('dist/src/main.js', [], {
-      SENTIO_PORT: String(await freePort()), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
-      SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstream.port}/v1`,
-      SENTIO_LLM_MODELS: 'fast=fast,paced=paced',
-    }, '"sentio listening"');
+    sentio = await startSentio(upstream.port);
     const scenarios: Scenario[] = [];
     const plan: Array<{ stream: boolean; concurrency: number; guidance: boolean; profile: Profile }> = [
       { stream: false, concurrency: 1, guidance: true, profile: 'fast' },
@@ -217,14 +214,83 @@ async function main(): Promise<void> {
     };
     log(`bars: non-stream p50 added ${bars.nonStreamAddedP50Ms.c1} ms (c=1), ${bars.nonStreamAddedP50Ms.c64} ms (c=64), bar 5 ms; `
       + `TTFT p50 added ${bars.ttftAddedP50Ms.c1} ms (c=1), ${bars.ttftAddedP50Ms.c64} ms (c=64), bar 3 ms`);
+    const sentioRssMb = Math.round(sentio.rssMb());
+    const longMessages = await besideLongMessages(upstream.port, sentio, texts);
     const machine = { ...describeMachine(), quick, loadAverageAtStart, loadAverageAtEnd: os.loadavg()[0] };
     const upstreamSpec = { profiles: PROFILES, words: REPLY_WORDS };
-    const result = { bench: 'chat', machine, upstream: upstreamSpec, scenarios, bars, pass, sentioRssMb: Math.round(sentio.rssMb()) };
+    const result = { bench: 'chat', machine, upstream: upstreamSpec, scenarios, bars, pass, sentioRssMb, longMessages };
     writeResults('chat', result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await sentio?.stop();
     await upstream.stop();
+  }
+}
+
+function startSentio(upstreamPort: number, env: Record<string, string> = {}): Promise<Child> {
+  return freePort().then((port) => startChild('dist/src/main.js', [], {
+    SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
+    SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+    SENTIO_LLM_MODELS: 'fast=fast,paced=paced', ...env,
+  }, '"sentio listening"'));
+}
+
+/**
+ * What chat turns carrying long messages do to everyone else: single-text analysis requests (4 connections)
+ * beside chat turns (4 connections, fast upstream) whose four user messages are about 8 KB each, which the
+ * crisis rules read. Sentio as configured (the messages' words read on a thread of their own) against the same
+ * build reading them on its event loop (SENTIO_CHAT_READ_THREAD=0), in alternating rounds.
+ */
+async function besideLongMessages(upstreamPort: number, threaded: Child, texts: readonly string[]) {
+  const long = (k: number) => {
+    let s = '';
+    for (let j = k; Buffer.byteLength(`${s}${texts[j % texts.length]!} `) < 8_000; j++) s += `${texts[j % texts.length]!} `;
+    return s.trim();
+  };
+  const chatBody = (i: number) => JSON.stringify({
+    model: 'fast', emotion_model: 'emotion-v2',
+    messages: [0, 1, 2, 3].flatMap((m) => [{ role: 'user', content: long(31 * (4 * i + m)) }, ...(m < 3 ? [{ role: 'assistant', content: 'I see.' }] : [])]),
+  });
+  const analysisBody = (i: number) => JSON.stringify({ messages: [{ role: 'user', content: { text: texts[i % texts.length]! } }] });
+  const headers = { 'x-api-key': KEY };
+  const chats = quick ? 40 : 120;
+  const onLoop = await startSentio(upstreamPort, { SENTIO_CHAT_READ_THREAD: '0' });
+  try {
+    const servers = { thread: threaded, loop: onLoop };
+    const samples = { thread: { analysis: [] as Sample[], chat: [] as Sample[] }, loop: { analysis: [] as Sample[], chat: [] as Sample[] } };
+    for (const child of Object.values(servers)) await run(child.port, '/v2/chat/completions', headers, chatBody, false, 4, 8);
+    for (let round = 0; round < (quick ? 1 : 2); round++) {
+      for (const [name, child] of Object.entries(servers) as Array<[keyof typeof servers, Child]>) {
+        let chatting = true;
+        const chat = run(child.port, '/v2/chat/completions', headers, chatBody, false, 4, chats).finally(() => (chatting = false));
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+        const analysis: Sample[] = [];
+        let i = 0;
+        await Promise.all([0, 1, 2, 3].map(async () => {
+          while (chatting) analysis.push(await once(agent, child.port, '/v2/emotions/analysis', headers, analysisBody(i++), false));
+        }));
+        agent.destroy();
+        samples[name].analysis.push(...analysis);
+        samples[name].chat.push(...(await chat));
+      }
+    }
+    const summary = (s: { analysis: Sample[]; chat: Sample[] }) => {
+      const ok = s.analysis.filter((x) => x.ok).map((x) => x.total);
+      return {
+        analysis: { ...percentiles(ok), max: round(Math.max(...ok), 2), requests: s.analysis.length, errors: s.analysis.length - ok.length },
+        chat: { ...percentiles(s.chat.filter((x) => x.ok).map((x) => x.total)), requests: s.chat.length, errors: s.chat.filter((x) => !x.ok).length },
+      };
+    };
+    const result = { thread: summary(samples.thread), loop: summary(samples.loop), loopVsThreadAnalysisP99: 0 };
+    result.loopVsThreadAnalysisP99 = round(result.loop.analysis.p99 / result.thread.analysis.p99, 2);
+    for (const name of ['thread', 'loop'] as const) {
+      const r = result[name];
+      log(`beside long chat turns, words read on the ${name === 'thread' ? 'reading thread' : 'event loop  '}: analysis p50 ${r.analysis.p50.toFixed(2)} p99 ${r.analysis.p99.toFixed(2)} max ${r.analysis.max.toFixed(2)} ms (${r.analysis.requests} requests, errors ${r.analysis.errors}); chat p50 ${r.chat.p50.toFixed(2)} p99 ${r.chat.p99.toFixed(2)} ms (${r.chat.requests}, errors ${r.chat.errors})`);
+    }
+    log(`beside long chat turns: analysis p99 on the event loop / on the reading thread ${result.loopVsThreadAnalysisP99}`);
+    return result;
+  } finally {
+    await onLoop.stop();
   }
 }
 

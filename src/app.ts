@@ -25,6 +25,7 @@ import { chatRoutes } from './api/chat/serving.js';
 import { createLogger } from './log.js';
 import { accessLogger } from './http/access-log.js';
 import { warmUpReading } from './core/conversation-mode.js';
+import { TextReader } from './core/text-reader.js';
 import { mapLowerError } from './api/error-mapping.js';
 import { FileKeyVerifier } from './auth/key-file.js';
 import { rateLimiter } from './guard/rate-limit.js';
@@ -81,6 +82,8 @@ export interface SentioOptions {
   worker?: number;
   /** Milliseconds clock for contexts (tests). */
   now?: () => number;
+  /** Node options for the thread that reads chat messages (tests running the TypeScript sources: their loader). */
+  readerExecArgv?: string[];
 }
 
 export interface Sentio {
@@ -96,7 +99,8 @@ export interface Sentio {
 export async function startSentio(config: Config, opts: SentioOptions): Promise<Sentio> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   // Load the crisis model (missing or corrupt: start-up fails, not the first chat turn) and compile the crisis
-  // reading's patterns, which V8 does on first use: 0.3 s here that the first chat turns paid instead.
+  // reading's patterns, which V8 does on first use: 0.3 s here that the first chat turns paid instead. Chat
+  // reads on its own thread (TextReader, which warms up the same way); this thread reads if that one is lost.
   warmUpReading();
   // The key file before the stores: a file unusable, or with no active key, stops the start with nothing to close
   // (an HTTP worker that failed here with a Redis client open stayed alive, and was spawned again).
@@ -144,7 +148,9 @@ export async function startSentio(config: Config, opts: SentioOptions): Promise<
     undo.push(() => process.off('SIGHUP', reloadKeys));
     let closing = false;
 
-    const chat = chatRoutes({ service, config, logger, metrics });
+    const reader = new TextReader({ logger, thread: config.chat.readThread, execArgv: opts.readerExecArgv });
+    undo.push(() => reader.close());
+    const chat = chatRoutes({ service, config, logger, metrics, reader });
     undo.push(() => chat.close());
     const rateLimit = rateLimiter({ store: stores.rateLimits, defaultRpm: config.rateLimitRpm });
     const apiRoutes: Route[] = [

@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   SENTIO_LLM_TIMEOUT_MS: int(60_000, 1, MAX_TIMER_MS),
   /** Emotion-aware system instruction in chat (docs/chat.md, "Guidance"); a request can still turn it off. */
   SENTIO_CHAT_GUIDANCE: bool.default(true),
+  SENTIO_CHAT_READ_THREAD: bool.default(true),
   SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
   /**
    * Contexts kept in memory; the least recently used is evicted past this. Bounded because the LRU sets
@@ -134,7 +135,8 @@ export interface Config {
   tls: { cert: string; key: string } | undefined;
   allowInsecureHttp: boolean;
   llm: { baseUrl: string | undefined; apiKey: string | undefined; models: ReadonlyMap<string, string>; timeoutMs: number };
-  chat: { guidance: boolean };
+  /** readThread: chat messages' words are read on a thread of their own (core/text-reader.ts), not the event loop. */
+  chat: { guidance: boolean; readThread: boolean };
   contextTtlSeconds: number;
   contextMax: number;
   contextMaxMessages: number;
@@ -269,7 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       models: parseModelMap(e.SENTIO_LLM_MODELS),
       timeoutMs: e.SENTIO_LLM_TIMEOUT_MS,
     },
-    chat: { guidance: e.SENTIO_CHAT_GUIDANCE },
+    chat: { guidance: e.SENTIO_CHAT_GUIDANCE, readThread: e.SENTIO_CHAT_READ_THREAD },
     contextTtlSeconds: e.SENTIO_CONTEXT_TTL_SECONDS,
     contextMax: e.SENTIO_CONTEXT_MAX,
     contextMaxMessages: e.SENTIO_CONTEXT_MAX_MESSAGES,

@@ -11,6 +11,9 @@ import { testEngine } from './engine.js';
 import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
 
+/** Worker threads started from the TypeScript sources need the suite's loader (ts-loader.mjs). */
+export const TS_LOADER = ['--import', new URL('./ts-loader.mjs', import.meta.url).href];
+
 export const TEST_KEY = 'sentio_test_key_0123456789abcdef';
 export const OTHER_KEY = 'sentio_test_key_other_fedcba9876';
 
@@ -53,7 +56,7 @@ export async function startTestServer(
   // The engine main.ts would build from this configuration (SENTIO_QUEUE_MAX, SENTIO_BATCHING, ... apply), on CPU.
   const engine = opts.engine ?? (await testEngine({ ...config.engine, executionProvider: 'cpu', onBatch: (run) => engineMetrics?.observeBatch(run) }));
   engineMetrics = new EngineMetrics(() => engine.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
-  const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics, ...(opts.rateLimits ? { rateLimits: opts.rateLimits } : {}) });
+  const sentio = await startSentio(config, { engine, logger, now: opts.now, engineMetrics, readerExecArgv: TS_LOADER, ...(opts.rateLimits ? { rateLimits: opts.rateLimits } : {}) });
   const base = `http://127.0.0.1:${sentio.port}`;
   const auth = { 'x-api-key': TEST_KEY };
   return {

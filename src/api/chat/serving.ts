@@ -17,9 +17,10 @@ import type { EmotionService } from '../../core/emotion-service.js';
 import { computeEq } from '../../core/eq.js';
 import { aggregateState, discoveryBaseline, scoresOf, trendOf } from '../../core/trajectory.js';
 import type { Trend } from '../../core/trajectory.js';
-import { CRISIS_LOOKBACK, crisisNeedsAffect, decideMode, readText } from '../../core/conversation-mode.js';
+import { CRISIS_LOOKBACK, crisisNeedsAffect, decideMode } from '../../core/conversation-mode.js';
 import type { ConversationMode, EarlierMessage } from '../../core/conversation-mode.js';
 import { guidanceText, withGuidance } from '../../core/guidance.js';
+import type { TextReader } from '../../core/text-reader.js';
 import type { StoredMessage } from '../../store/context-store.js';
 import type { RequestContext, Route, Reply } from '../../http/server.js';
 import { mapLowerError } from '../error-mapping.js';
@@ -44,6 +45,8 @@ export interface ChatDeps {
   logger: Logger;
   /** Upstream latency and failures, and the modes chosen, for /metrics. */
   metrics?: Pick<Metrics, 'llmLatency' | 'llmErrors' | 'conversationModes' | 'crisisSignals'>;
+  /** Reads the messages' words (crisis rules and signal, cues) off the event loop. */
+  reader: TextReader;
 }
 
 /** The user's side of the turn, ready before (guidance on) or beside (guidance off) the LLM call. */
@@ -169,83 +172,80 @@ class ChatTurn {
     };
   }
 
-  /** Score the latest user message and read the context (in parallel), then decide the mode. */
+  /**
+   * Score the latest user message, read the context and read the words (in parallel), then decide the mode.
+   * The words need no scores: the reading thread reads the latest message and the request's earlier user
+   * messages while the engine scores the text, and the context's earlier ones as soon as the context is read.
+   */
   async #analyseUser(): Promise<UserAnalysis> {
-    const { service } = this.deps;
-    const scoring = Promise.all([
-      // With guidance, the LLM call waits on this score: it jumps the engine's queue.
-      service.score([this.#userText], this.ctx.signal, this.req.guidance),
-      this.req.contextId === undefined ? undefined : service.history(this.req.contextId),
-    ]);
-    scoring.catch(() => {}); // awaited below; a failure must not count as unhandled while the words are read
-    // The words need no scores: read them while the engine scores the text. The batcher hands the text to
-    // the engine on the loop's next turn, so yield to it first.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const reading = readText(this.#userText);
-    const [[own], prior] = await scoring;
+    const { service, reader } = this.deps;
+    // With guidance, the LLM call waits on this score: it jumps the engine's queue.
+    const scoring = service.score([this.#userText], this.ctx.signal, this.req.guidance);
+    const sent = this.#sentEarlier();
+    const reading = reader.read([this.#userText, ...sent.slice(0, CRISIS_LOOKBACK)]);
+    const context = (this.req.contextId === undefined ? Promise.resolve(undefined) : service.history(this.req.contextId)).then((prior) => {
+      const priorUser: StoredMessage[] = [];
+      for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
+      // A turn that continues after a tool call carries a user message the context already stored: it is the
+      // latest, not an earlier one (counted as both, it took a lookback slot and pushed a crisis out).
+      if (!this.req.userIsNew && priorUser.at(-1)?.text === this.#userText) priorUser.pop();
+      const stored = storedEarlier(priorUser, sent, CRISIS_LOOKBACK - Math.min(sent.length, CRISIS_LOOKBACK));
+      const readings = reader.read(stored.map((m) => m.text));
+      readings.catch(() => {}); // awaited below, once the score is in
+      return { prior, priorUser, stored, readings };
+    });
+    const [[own], { prior, priorUser, stored, readings }, [latest, ...sentReadings]] = await Promise.all([scoring, context, reading]);
     const scores = own!;
     const baselineDiscovery = prior ? discoveryBaseline(prior) : undefined;
     const storedEq = computeEq(scores, this.req.eq, baselineDiscovery);
-    const stored: Scored = { text: this.#userText, scores, eq: storedEq };
-    let reported = stored;
+    const storedScored: Scored = { text: this.#userText, scores, eq: storedEq };
+    let reported = storedScored;
     const state = this.req.smoothing > 0 && prior ? aggregateState(prior) : undefined;
     if (state) {
       const smoothed = blend(scores, state, this.req.smoothing);
       reported = { text: this.#userText, scores: smoothed, eq: computeEq(smoothed, this.req.eq, baselineDiscovery) };
     }
-    const priorUser: StoredMessage[] = [];
-    for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
-    // A turn that continues after a tool call carries a user message the context already stored: it is the
-    // latest, not an earlier one (counted as both, it took a lookback slot and pushed a crisis out).
-    if (!this.req.userIsNew && priorUser.at(-1)?.text === this.#userText) priorUser.pop();
     const trend = priorUser.length >= 2 ? trendOf(priorUser) : undefined;
+    const storedReadings = await readings;
     // The message as it was said, not smoothed towards the context: smoothing is how the scores are
     // shown, and it had moved a crisis message out of the affect gate of the crisis rules' third tier.
-    const earlierUser = await this.#earlierUser(priorUser);
+    const earlierUser = await this.#earlierUser([
+      ...sent.slice(0, CRISIS_LOOKBACK).map((text, i): EarlierMessage => ({ text, reading: sentReadings[i] })),
+      ...stored.map((m, i): EarlierMessage => ({ text: m.text, scores: scoresOf(m), eq: m.eq, reading: storedReadings[i] })),
+    ]);
     const mode = decideMode({
       text: this.#userText,
-      scores: stored.scores,
-      eq: stored.eq,
+      scores: storedScored.scores,
+      eq: storedScored.eq,
       earlierUser: earlierUser.messages,
       trend,
       baselineValence: priorUser.length ? mean(priorUser.map((m) => m.eq.valence)) : undefined,
-      reading,
+      reading: latest,
     });
     // Counted now, not with the reply: the engine has done this work even if the turn then fails.
     this.ctx.analysedTokens += scores.tokens + earlierUser.scoredTokens;
     this.deps.metrics?.conversationModes.inc({ mode: mode.mode });
     if (mode.crisis) this.deps.metrics?.crisisSignals.inc({ kind: mode.crisis.kind });
-    return { reported, stored, mode, trend, historyTokens: earlierUser.scoredTokens };
+    return { reported, stored: storedScored, mode, trend, historyTokens: earlierUser.scoredTokens };
+  }
+
+  /** The request's user messages before the latest, most recent first. */
+  #sentEarlier(): string[] {
+    const sent: string[] = [];
+    for (let i = this.req.userIndex - 1; i >= 0; i--) {
+      const m = this.req.messages[i]!;
+      if (m.role === 'user') sent.push(m.content);
+    }
+    return sent;
   }
 
   /**
-   * The user's messages before the latest, most recent first: the request's own, then the context's, each
-   * with the emotion model's scores where a crisis rule needs them (a stored message's; a message of the
-   * request's history is scored here, which only a third-tier crisis phrase asks for).
+   * The user's messages before the latest, most recent first (the request's own, then the context's), each
+   * with the emotion model's scores where a crisis rule needs them: a stored message has its own; a message
+   * of the request's history is scored here, which only a third-tier crisis phrase asks for.
    */
-  async #earlierUser(priorUser: readonly StoredMessage[]): Promise<{ messages: EarlierMessage[]; scoredTokens: number }> {
-    const out: EarlierMessage[] = [];
-    const sent: string[] = []; // the request's earlier user messages, most recent first
-    for (let i = this.req.userIndex - 1; i >= 0; i--) {
-      const m = this.req.messages[i]!;
-      if (m.role !== 'user') continue;
-      sent.push(m.content);
-      if (out.length < CRISIS_LOOKBACK) out.push({ text: m.content, reading: readText(m.content) });
-    }
-    // A client that sends its history with a context_id sends the context's latest messages again: its
-    // copies count, and the stored ones they repeat, matched in order from the most recent, do not. (A
-    // match by text alone let every stored "ok" fold into the one the request carried, which kept an old
-    // crisis in the lookback while the user kept saying "ok".)
-    let repeated = 0;
-    for (let i = priorUser.length - 1; i >= 0 && out.length < CRISIS_LOOKBACK; i--) {
-      const m = priorUser[i]!;
-      if (repeated < sent.length && m.text === sent[repeated]) {
-        repeated++;
-        continue;
-      }
-      out.push({ text: m.text, scores: scoresOf(m), eq: m.eq });
-    }
-    const unscored = out.filter((m) => m.reading && crisisNeedsAffect(m.reading));
+  async #earlierUser(out: EarlierMessage[]): Promise<{ messages: EarlierMessage[]; scoredTokens: number }> {
+    const unscored = out.filter((m) => !m.scores && m.reading && crisisNeedsAffect(m.reading));
     let scoredTokens = 0;
     if (unscored.length > 0) {
       const scored = await this.deps.service.score(unscored.map((m) => m.text), this.ctx.signal, this.req.guidance);
@@ -546,6 +546,27 @@ function toolCallBytes(calls: unknown): number {
     if (typeof f?.arguments === 'string') n += Buffer.byteLength(f.arguments, 'utf8');
   }
   return n;
+}
+
+/**
+ * The context's user messages before the latest that the crisis lookback takes, most recent first, `slots` at
+ * most. A client that sends its history with a context_id sends the context's latest messages again: its
+ * copies (`sent`, most recent first) count, and the stored ones they repeat, matched in order from the most
+ * recent, do not. (A match by text alone let every stored "ok" fold into the one the request carried, which
+ * kept an old crisis in the lookback while the user kept saying "ok".)
+ */
+function storedEarlier(priorUser: readonly StoredMessage[], sent: readonly string[], slots: number): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  let repeated = 0;
+  for (let i = priorUser.length - 1; i >= 0 && out.length < slots; i--) {
+    const m = priorUser[i]!;
+    if (repeated < sent.length && m.text === sent[repeated]) {
+      repeated++;
+      continue;
+    }
+    out.push(m);
+  }
+  return out;
 }
 
 function mean(xs: readonly number[]): number {
