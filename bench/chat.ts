@@ -259,6 +259,7 @@ async function besideLongMessages(upstreamPort: number, threaded: Child, texts: 
     const servers = { thread: threaded, loop: onLoop };
     const samples = { thread: { analysis: [] as Sample[], chat: [] as Sample[] }, loop: { analysis: [] as Sample[], chat: [] as Sample[] } };
     for (const child of Object.values(servers)) await run(child.port, '/v2/chat/completions', headers, chatBody, false, 4, 8);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the reading thread starts with the first long turn
     for (let round = 0; round < (quick ? 1 : 2); round++) {
       for (const [name, child] of Object.entries(servers) as Array<[keyof typeof servers, Child]>) {
         let chatting = true;

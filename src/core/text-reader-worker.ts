@@ -8,6 +8,7 @@ import type { ReadRequest, ReadResponse } from './text-reader.js';
 
 warmUpReading();
 const port = parentPort!;
+port.postMessage('ready');
 port.on('message', ({ id, texts }: ReadRequest) => {
   let reply: ReadResponse;
   try {

@@ -6,8 +6,8 @@
  * loop (INLINE_CHARS).
  *
  * Should the thread fail to start or stop (it should not: readText is pure), the texts it had not answered
- * are read on the loop, as they were before this thread existed, and the next read starts it again; after
- * MAX_FAILURES it stays on the loop. A turn never fails or skips its crisis reading for it.
+ * are read on the loop, as they were before this thread existed, and the next long read starts it again;
+ * after MAX_FAILURES it stays on the loop. A turn never fails or skips its crisis reading for it.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -65,6 +65,9 @@ export class TextReader {
   readonly #logger: Logger | undefined;
   readonly #pending = new Map<number, Pending>();
   #worker: Worker | undefined;
+  /** Resolves true once the thread has warmed up, false if it is lost first; undefined while none runs. */
+  #ready: Promise<boolean> | undefined;
+  #isReady = false;
   #nextId = 0;
   #failures = 0;
   #closed = false;
@@ -74,21 +77,34 @@ export class TextReader {
     this.#execArgv = opts.execArgv;
     this.#logger = opts.logger;
     this.#closed = opts.thread === false;
-    this.#thread(); // now, so that its start and warm-up (about 0.3 s) come before the first chat turn
   }
 
-  /** Whether reads go to the thread (false when configured off, once closed, or given up on). */
+  /** Whether long reads go to the thread (false when configured off, once closed, or given up on). */
   get threaded(): boolean {
     return !this.#closed && this.#failures < MAX_FAILURES;
   }
 
-  /** Each text's reading, in order, as readText gives it. */
+  /** Whether the thread is up and reading the long texts. */
+  get running(): boolean {
+    return this.#isReady;
+  }
+
+  /**
+   * Each text's reading, in order, as readText gives it. The thread starts with the first long read, which
+   * is read on the loop meanwhile, as are the ones until it is ready: its start and warm-up take about 0.3 s,
+   * and it holds a copy of the rules and the learned signal (about 35 MB of RSS) that a server whose users
+   * send short messages never needs.
+   */
   read(texts: string[]): Promise<TextReading[]> {
     if (texts.length === 0) return Promise.resolve([]);
     let chars = 0;
     for (const t of texts) chars += t.length;
-    const worker = chars > INLINE_CHARS ? this.#thread() : undefined;
-    if (!worker) return readOnLoop(texts);
+    if (chars <= INLINE_CHARS || !this.threaded) return readOnLoop(texts);
+    const worker = this.#worker;
+    if (!worker || !this.#isReady) {
+      void this.start();
+      return readOnLoop(texts);
+    }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       // The thread keeps the process alive only while it owes an answer.
@@ -98,27 +114,27 @@ export class TextReader {
     });
   }
 
-  /** Stops the thread; what it had not answered is read here. Later reads run on the loop. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const worker = this.#worker;
-    this.#worker = undefined;
-    this.#readHere();
-    await worker?.terminate();
-  }
-
-  #thread(): Worker | undefined {
-    if (!this.threaded) return undefined;
-    if (this.#worker) return this.#worker;
+  /** Starts the thread if none runs; resolves true once it is ready to read, false if it cannot be. */
+  start(): Promise<boolean> {
+    if (!this.threaded) return Promise.resolve(false);
+    if (this.#ready) return this.#ready;
     let worker: Worker;
     try {
       worker = new Worker(this.#url, { execArgv: this.#execArgv, name: 'sentio-reader' });
     } catch (err) {
       this.#lost(undefined, err);
-      return undefined;
+      return Promise.resolve(false);
     }
     worker.unref();
-    worker.on('message', (m: ReadResponse) => {
+    this.#worker = worker;
+    let settle: (ok: boolean) => void = () => {};
+    this.#ready = new Promise((resolve) => (settle = resolve));
+    worker.on('message', (m: ReadResponse | 'ready') => {
+      if (m === 'ready') {
+        this.#isReady = true;
+        settle(true);
+        return;
+      }
       const p = this.#pending.get(m.id);
       if (!p) return;
       this.#pending.delete(m.id);
@@ -126,19 +142,37 @@ export class TextReader {
       if ('error' in m) p.reject(new Error(`reading a message failed: ${m.error}`));
       else p.resolve(m.readings);
     });
-    worker.on('error', (err) => this.#lost(worker, err));
-    worker.on('exit', (code) => this.#lost(worker, new Error(`the thread exited with code ${code}`)));
-    this.#worker = worker;
-    return worker;
+    const lost = (err: Error) => {
+      settle(false);
+      this.#lost(worker, err);
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`the thread exited with code ${code}`)));
+    return this.#ready;
+  }
+
+  /** Stops the thread; what it had not answered is read here. Later reads run on the loop. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#forget();
+    this.#readHere();
+    await worker?.terminate();
+  }
+
+  #forget(): void {
+    this.#worker = undefined;
+    this.#ready = undefined;
+    this.#isReady = false;
   }
 
   #lost(worker: Worker | undefined, err: unknown): void {
     if (worker && this.#worker !== worker) return; // already handled ('error' comes before 'exit'), or closed
-    this.#worker = undefined;
+    this.#forget();
     if (this.#closed) return;
     this.#failures++;
     this.#logger?.warn({ err, failures: this.#failures },
-      this.#failures < MAX_FAILURES ? 'text reading thread lost; its texts are read on the event loop and the next read restarts it'
+      this.#failures < MAX_FAILURES ? 'text reading thread lost; its texts are read on the event loop and the next long read restarts it'
         : 'text reading thread lost again; chat messages are read on the event loop from now on');
     this.#readHere();
   }

@@ -1,7 +1,7 @@
 /**
  * The thread that reads chat messages' words (src/core/text-reader.ts): it gives what readText gives on the
- * event loop, the loop keeps turning while it reads the costliest messages, and a thread that cannot run
- * leaves the reading to the loop instead of failing a turn.
+ * event loop, the loop keeps turning while it reads the costliest messages, it starts only when a long text
+ * comes, and a thread that cannot run leaves the reading to the loop instead of failing a turn.
  */
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,8 +44,9 @@ describe('text reader', () => {
       '', '   ', '😭😭😭', 'si le PSG perd encore, je me suicide mdr', 'I CAN’T do this anymore…', COSTLY[0]!,
     ];
     const r = reader();
+    expect(await r.start()).toBe(true);
     const readings = await r.read(texts);
-    expect(r.threaded).toBe(true);
+    expect(r.running).toBe(true);
     expect(readings).toEqual(texts.map((t) => readText(t)));
     // The sample holds every kind of finding, so the comparison covers each field's shape.
     expect(readings.some((x) => x.crisis.direct)).toBe(true);
@@ -56,7 +57,7 @@ describe('text reader', () => {
 
   it('keeps the event loop turning while it reads four 8 KB messages that take the loop tens of milliseconds', async () => {
     const r = reader();
-    await r.read(['x'.repeat(600)]); // the thread has started and compiled its patterns (shorter texts are read here)
+    expect(await r.start()).toBe(true); // started, and its patterns compiled
     const t0 = performance.now();
     const here = COSTLY.map((t) => readText(t));
     const onLoop = performance.now() - t0;
@@ -78,11 +79,25 @@ describe('text reader', () => {
     expect(longest).toBeLessThan(onLoop / 3);
   });
 
+  it('starts its thread with the first long read, which the loop reads meanwhile; short reads never start it', async () => {
+    const r = reader();
+    const short = ['ok then', 'x'.repeat(500)];
+    expect(await r.read(short)).toEqual(short.map((t) => readText(t)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(r.running).toBe(false);
+    expect(await r.read([COSTLY[2]!])).toEqual([readText(COSTLY[2]!)]);
+    expect(await r.start()).toBe(true); // the thread the read started
+    expect(r.running).toBe(true);
+  });
+
   it('a thread that cannot start: the loop reads, each loss is logged, and after three it stops trying', async () => {
     const { logger, lines } = capture();
     const r = reader({ logger, url: new URL('./no-such-reader-worker.js', import.meta.url) });
     const texts = ['I want to end it all tonight', COSTLY[1]!];
-    for (let i = 0; i < 4; i++) expect(await r.read(texts)).toEqual(texts.map((t) => readText(t)));
+    for (let i = 0; i < 4; i++) {
+      expect(await r.start()).toBe(false);
+      expect(await r.read(texts)).toEqual(texts.map((t) => readText(t)));
+    }
     expect(r.threaded).toBe(false);
     const lost = lines.filter((l) => String(l['msg']).startsWith('text reading thread lost'));
     expect(lost.map((l) => l['failures'])).toEqual([1, 2, 3]);
@@ -92,6 +107,7 @@ describe('text reader', () => {
   it('close() answers what it owes, ends the thread, and later reads run on the loop', async () => {
     const { logger, lines } = capture();
     const r = reader({ logger });
+    expect(await r.start()).toBe(true);
     const pending = r.read(COSTLY);
     await r.close();
     expect(await pending).toEqual(COSTLY.map((t) => readText(t)));
