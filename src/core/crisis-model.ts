@@ -24,8 +24,8 @@ interface Manifest {
 }
 
 export class CrisisModel {
-  /** Buckets with a weight (chars 0..2^18, words 2^18..2^19), ascending: binary-searched, 4 bytes each. */
-  readonly #cols: Uint32Array;
+  /** Each bucket's entry (chars 0..2^18, words 2^18..2^19), -1 for a bucket without a weight: 2 MB. */
+  readonly #index: Int32Array;
   readonly #idf: Float32Array;
   readonly #coef: Float32Array;
   readonly #intercept: number;
@@ -38,10 +38,15 @@ export class CrisisModel {
     const n = bin.readUInt32LE(4);
     if (n !== manifest.entries || bin.length !== 8 + 12 * n) throw new Error('models/crisis/model.bin: wrong size');
     const copy = new Uint8Array(bin.subarray(8)).buffer; // aligned
-    this.#cols = new Uint32Array(copy, 0, n);
+    const cols = new Uint32Array(copy, 0, n);
     this.#idf = new Float32Array(copy, 4 * n, n);
     this.#coef = new Float32Array(copy, 8 * n, n);
-    for (let i = 1; i < n; i++) if (this.#cols[i]! <= this.#cols[i - 1]!) throw new Error('models/crisis/model.bin: buckets out of order');
+    this.#index = new Int32Array(2 * BUCKETS).fill(-1);
+    for (let i = 0; i < n; i++) {
+      if (i > 0 && cols[i]! <= cols[i - 1]!) throw new Error('models/crisis/model.bin: buckets out of order');
+      if (cols[i]! >= 2 * BUCKETS) throw new Error('models/crisis/model.bin: bucket out of range');
+      this.#index[cols[i]!] = i;
+    }
     this.#intercept = manifest.intercept;
     this.threshold = manifest.threshold;
   }
@@ -54,30 +59,40 @@ export class CrisisModel {
   /** Probability that the text speaks of a crisis. */
   probability(text: string): number {
     const t = text.toLowerCase().replace(QUOTES, "'").split(/\s+/).filter(Boolean).join(' ');
-    const chars = new Map<number, number>();
-    const words = new Map<number, number>();
+    const chars = empty(CHARS);
+    const words = empty(WORDS);
     if (t) {
       for (const token of t.split(' ')) {
         const cps = Array.from(` ${token} `, (c) => c.codePointAt(0)!);
-        for (let n = MIN_NGRAM; n <= MAX_NGRAM; n++) {
-          for (let i = 0; i + n <= cps.length; i++) count(chars, fnv1a(99 /* "c" */, cps, i, i + n));
+        // Each start's n-grams of 2 to 5 code points, the hash carried from one length to the next.
+        for (let i = 0; i + MIN_NGRAM <= cps.length; i++) {
+          let h = fnvStart(99 /* "c" */);
+          for (let j = i; j < i + MAX_NGRAM && j < cps.length; j++) {
+            h = fnvStep(h, cps[j]!);
+            if (j + 1 - i >= MIN_NGRAM) count(chars, h);
+          }
         }
       }
       const ws = wordsOf(t);
+      let prev = 0; // the previous word's hash, carried on through a space into the bigram
       for (let i = 0; i < ws.length; i++) {
-        count(words, fnv1a(119 /* "w" */, ws[i]!, 0, ws[i]!.length));
-        if (i + 1 < ws.length) count(words, fnv1a(119, [...ws[i]!, 32, ...ws[i + 1]!], 0, ws[i]!.length + 1 + ws[i + 1]!.length));
+        const w = fnvRun(fnvStart(119 /* "w" */), ws[i]!);
+        count(words, w);
+        if (i > 0) count(words, fnvRun(fnvStep(prev, 32), ws[i]!));
+        prev = w;
       }
     }
     return 1 / (1 + Math.exp(-(this.#intercept + this.#block(chars, 0) + this.#block(words, BUCKETS))));
   }
 
   /** coef . x for one kind's unit-length tf-idf vector. */
-  #block(counts: Map<number, number>, offset: number): number {
+  #block(counts: BucketCounts, offset: number): number {
     let dot = 0;
     let sq = 0;
-    for (const [bucket, c] of counts) {
-      const i = this.#find(bucket + offset);
+    for (let k = 0; k < counts.used; k++) {
+      const bucket = counts.touched[k]!;
+      const c = counts.counts[bucket]!;
+      const i = this.#index[bucket + offset]!;
       if (i < 0) continue;
       const v = (1 + Math.log(c)) * this.#idf[i]!;
       dot += v * this.#coef[i]!;
@@ -85,31 +100,55 @@ export class CrisisModel {
     }
     return sq > 0 ? dot / Math.sqrt(sq) : 0;
   }
+}
 
-  #find(col: number): number {
-    const cols = this.#cols;
-    let lo = 0;
-    let hi = cols.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = cols[mid]!;
-      if (v === col) return mid;
-      if (v < col) lo = mid + 1;
-      else hi = mid - 1;
+/** One kind's n-gram counts for the text being read: a count per bucket, and the buckets in first-seen order. */
+interface BucketCounts {
+  counts: Uint32Array;
+  touched: Uint32Array;
+  used: number;
+}
+
+function bucketCounts(): BucketCounts {
+  return { counts: new Uint32Array(BUCKETS), touched: new Uint32Array(1024), used: 0 };
+}
+
+/** Reused by every text (one at a time: probability() is synchronous), 1 MB each, instead of two Maps per text. */
+const CHARS = bucketCounts();
+const WORDS = bucketCounts();
+
+/** The counts, emptied of the last text's (each text starts from them: one that threw midway leaves no trace). */
+function empty(m: BucketCounts): BucketCounts {
+  for (let k = 0; k < m.used; k++) m.counts[m.touched[k]!] = 0;
+  m.used = 0;
+  return m;
+}
+
+function count(m: BucketCounts, h: number): void {
+  const b = h & (BUCKETS - 1);
+  const c = m.counts[b]!;
+  m.counts[b] = c + 1;
+  if (c === 0) {
+    if (m.used === m.touched.length) {
+      const grown = new Uint32Array(Math.min(2 * m.used, BUCKETS));
+      grown.set(m.touched);
+      m.touched = grown;
     }
-    return -1;
+    m.touched[m.used++] = b;
   }
 }
 
-function count(m: Map<number, number>, h: number): void {
-  const b = h & (BUCKETS - 1);
-  m.set(b, (m.get(b) ?? 0) + 1);
+/** FNV-1a (32 bit) over a namespace code point, then the n-gram's code points, one step each. */
+function fnvStart(namespace: number): number {
+  return fnvStep(2166136261, namespace);
 }
 
-/** FNV-1a (32 bit) over a namespace code point, then code points [from, to). */
-function fnv1a(namespace: number, cps: readonly number[], from: number, to: number): number {
-  let h = Math.imul(2166136261 ^ namespace, 16777619) >>> 0;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ cps[i]!, 16777619) >>> 0;
+function fnvStep(h: number, cp: number): number {
+  return Math.imul(h ^ cp, 16777619) >>> 0;
+}
+
+function fnvRun(h: number, cps: readonly number[]): number {
+  for (const cp of cps) h = fnvStep(h, cp);
   return h;
 }
 
@@ -118,7 +157,9 @@ function wordsOf(t: string): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
   for (const ch of t) {
-    if (WORD_CHAR.test(ch)) cur.push(ch.codePointAt(0)!);
+    const cp = ch.codePointAt(0)!;
+    // ASCII without the Unicode pattern (most text): a-z (lower-cased), 0-9, _
+    if (cp < 128 ? (cp >= 97 && cp <= 122) || (cp >= 48 && cp <= 57) || cp === 95 || (cp >= 65 && cp <= 90) : WORD_CHAR.test(ch)) cur.push(cp);
     else {
       if (cur.length >= 2) out.push(cur);
       cur = [];
