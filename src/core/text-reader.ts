@@ -132,6 +132,7 @@ export class TextReader {
     worker.on('message', (m: ReadResponse | 'ready') => {
       if (m === 'ready') {
         this.#isReady = true;
+        this.#logger?.info(`text reading thread ready: chat texts over ${INLINE_CHARS} characters are read off the event loop`);
         settle(true);
         return;
       }

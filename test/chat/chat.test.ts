@@ -594,6 +594,22 @@ describe('memory', () => {
       expect(await mode([user('ok')], { context_id: id })).toMatchObject({ mode: 'crisis_intervention', confidence: fromHistory.confidence });
     });
 
+    it('long messages, read on the reading thread once it is up, count as short ones read on the loop: the latest, the history, the context', async () => {
+      const day = 'We spent the afternoon sorting old photos and talking about the summer at the lake. '.repeat(8);
+      const crisis = `${day}I want to end it all tonight.`;
+      // The first long turn is read on the loop while it starts the thread.
+      expect((await mode([user(crisis)])).mode).toBe('crisis_intervention');
+      const ready = Date.now() + 10_000;
+      while (!s.logs.some((l) => l.includes('text reading thread ready')) && Date.now() < ready) await new Promise((r) => setTimeout(r, 50));
+      expect(s.logs.some((l) => l.includes('text reading thread ready'))).toBe(true);
+      expect((await mode([user(crisis)])).mode).toBe('crisis_intervention');
+      expect((await mode([user(day)])).mode).not.toBe('crisis_intervention');
+      expect((await mode([user(crisis), { role: 'assistant', content: 'I am here with you.' }, user('ok')])).mode).toBe('crisis_intervention');
+      const id = `chat-long-ctx-${Date.now()}`;
+      await mode([user(crisis)], { context_id: id });
+      expect((await mode([user('ok')], { context_id: id })).mode).toBe('crisis_intervention');
+    });
+
     it('the same short reply said again counts as a message said since: the mode returns to normal after three', async () => {
       const id = `chat-ok-ok-${Date.now()}`;
       expect((await mode([user('I want to end it all')], { context_id: id })).mode).toBe('crisis_intervention');
