@@ -145,7 +145,7 @@ async function main(): Promise<void> {
   const upstream = await startChild(process.argv[1]!, ['--upstream'], {}, '"fake llm listening"');
   let sentio: Child | undefined;
   try {
-    sentio = await startSentio(upstream.port);
+    sentio = await startServer(upstream.port);
     const scenarios: Scenario[] = [];
     const plan: Array<{ stream: boolean; concurrency: number; guidance: boolean; profile: Profile }> = [
       { stream: false, concurrency: 1, guidance: true, profile: 'fast' },
@@ -227,7 +227,7 @@ async function main(): Promise<void> {
   }
 }
 
-function startSentio(upstreamPort: number, env: Record<string, string> = {}): Promise<Child> {
+function startServer(upstreamPort: number, env: Record<string, string> = {}): Promise<Child> {
   return freePort().then((port) => startChild('dist/src/main.js', [], {
     SENTIO_PORT: String(port), SENTIO_API_KEYS: KEY, SENTIO_RATE_LIMIT_RPM: '1000000000',
     SENTIO_EXECUTION_PROVIDER: 'cpu', SENTIO_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
@@ -254,7 +254,7 @@ async function besideLongMessages(upstreamPort: number, threaded: Child, texts: 
   const analysisBody = (i: number) => JSON.stringify({ messages: [{ role: 'user', content: { text: texts[i % texts.length]! } }] });
   const headers = { 'x-api-key': KEY };
   const chats = quick ? 40 : 120;
-  const onLoop = await startSentio(upstreamPort, { SENTIO_CHAT_READ_THREAD: '0' });
+  const onLoop = await startServer(upstreamPort, { SENTIO_CHAT_READ_THREAD: '0' });
   try {
     const servers = { thread: threaded, loop: onLoop };
     const samples = { thread: { analysis: [] as Sample[], chat: [] as Sample[] }, loop: { analysis: [] as Sample[], chat: [] as Sample[] } };

@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   SENTIO_LLM_TIMEOUT_MS: int(60_000, 1, MAX_TIMER_MS),
   /** Emotion-aware system instruction in chat (docs/chat.md, "Guidance"); a request can still turn it off. */
   SENTIO_CHAT_GUIDANCE: bool.default(true),
+  /** Long chat messages' words read on a thread of their own, not the event loop (core/text-reader.ts). */
   SENTIO_CHAT_READ_THREAD: bool.default(true),
   SENTIO_CONTEXT_TTL_SECONDS: int(86_400, 1),
   /**
@@ -135,7 +136,6 @@ export interface Config {
   tls: { cert: string; key: string } | undefined;
   allowInsecureHttp: boolean;
   llm: { baseUrl: string | undefined; apiKey: string | undefined; models: ReadonlyMap<string, string>; timeoutMs: number };
-  /** readThread: chat messages' words are read on a thread of their own (core/text-reader.ts), not the event loop. */
   chat: { guidance: boolean; readThread: boolean };
   contextTtlSeconds: number;
   contextMax: number;

@@ -120,7 +120,7 @@ export class TextReader {
     if (this.#ready) return this.#ready;
     let worker: Worker;
     try {
-      worker = new Worker(this.#url, { execArgv: this.#execArgv, name: 'sentio-reader' });
+      worker = new Worker(this.#url, { execArgv: this.#execArgv });
     } catch (err) {
       this.#lost(undefined, err);
       return Promise.resolve(false);
@@ -131,6 +131,7 @@ export class TextReader {
     this.#ready = new Promise((resolve) => (settle = resolve));
     worker.on('message', (m: ReadResponse | 'ready') => {
       if (m === 'ready') {
+        if (this.#worker !== worker) return; // closed meanwhile
         this.#isReady = true;
         this.#logger?.info(`text reading thread ready: chat texts over ${INLINE_CHARS} characters are read off the event loop`);
         settle(true);
