@@ -179,15 +179,11 @@ export class TextReader {
     this.#readHere();
   }
 
-  /** Answers every pending read on this thread. */
+  /** Answers every pending read on the loop. */
   #readHere(): void {
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
-      try {
-        p.resolve(p.texts.map((t) => readText(t)));
-      } catch (err) {
-        p.reject(err as Error);
-      }
+      readOnLoop(p.texts).then(p.resolve, p.reject);
     }
   }
 }

@@ -3,13 +3,12 @@
  * event loop, the loop keeps turning while it reads the costliest messages, it starts only when a long text
  * comes, and a thread that cannot run leaves the reading to the loop instead of failing a turn.
  */
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readText } from '../../src/core/conversation-mode.js';
 import { TextReader } from '../../src/core/text-reader.js';
 import { createLogger } from '../../src/log.js';
 import { DEVELOPMENT_SETS, NOT_CRISIS_EVERYDAY_CHAT } from '../chat/crisis-fixtures.js';
-import { TS_LOADER } from '../helpers/server.js';
+import { TS_LOADER } from '../helpers/worker-loader.js';
 
 const readers: TextReader[] = [];
 afterEach(async () => {
@@ -24,12 +23,7 @@ function reader(opts: ConstructorParameters<typeof TextReader>[0] = {}): TextRea
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger('info', new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  }));
+  const logger = createLogger('info', { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   return { logger, lines };
 }
 

@@ -10,9 +10,7 @@ import { EngineMetrics } from '../../src/metrics.js';
 import { testEngine } from './engine.js';
 import { recordServerLog } from './log-audit.js';
 import { redisTestEnv } from './redis-env.js';
-
-/** Worker threads started from the TypeScript sources need the suite's loader (ts-loader.mjs). */
-export const TS_LOADER = ['--import', new URL('./ts-loader.mjs', import.meta.url).href];
+import { TS_LOADER } from './worker-loader.js';
 
 export const TEST_KEY = 'sentio_test_key_0123456789abcdef';
 export const OTHER_KEY = 'sentio_test_key_other_fedcba9876';

@@ -15,8 +15,7 @@ import { testEngine } from '../helpers/engine.js';
 import { startRedis } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import { TEST_KEY } from '../helpers/server.js';
-
-const LOADER = ['--import', new URL('../helpers/ts-loader.mjs', import.meta.url).href];
+import { TS_LOADER } from '../helpers/worker-loader.js';
 
 async function startWorkers(env: Record<string, string>, engine?: AnalysisEngine): Promise<SentioWorkers & { base: string; engine: AnalysisEngine }> {
   const config = loadConfig({
@@ -25,7 +24,7 @@ async function startWorkers(env: Record<string, string>, engine?: AnalysisEngine
   let engineMetrics: EngineMetrics | undefined;
   const e = engine ?? (await testEngine({ onBatch: (run) => engineMetrics?.observeBatch(run) }));
   engineMetrics = new EngineMetrics(() => e.stats?.() ?? { queuedTexts: 0, inFlightBatches: 0 });
-  const w = await startHttpWorkers(config, { engine: e, engineMetrics, logger: createLogger('warn'), execArgv: LOADER });
+  const w = await startHttpWorkers(config, { engine: e, engineMetrics, logger: createLogger('warn'), execArgv: TS_LOADER });
   return Object.assign(w, { base: `http://127.0.0.1:${w.port}`, engine: e });
 }
 

@@ -2,8 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../src/store/rate-limit-store.js';
 import { SharedMemoryRateLimitStore, allocateSharedBuckets } from '../../src/scale/shared-rate-limit.js';
-
-const LOADER = ['--import', new URL('../helpers/ts-loader.mjs', import.meta.url).href];
+import { TS_LOADER } from '../helpers/worker-loader.js';
 
 describe('SharedMemoryRateLimitStore', () => {
   it('behaves like the in-process bucket: capacity, refill, per-bucket state', async () => {
@@ -33,7 +32,7 @@ describe('SharedMemoryRateLimitStore', () => {
   it('four threads hammering the same buckets never spend more than the capacity', async () => {
     const memory = allocateSharedBuckets();
     const results = await Promise.all(Array.from({ length: 4 }, () => new Promise<number>((resolve, reject) => {
-      const w = new Worker(new URL('./fixtures/bucket-worker.ts', import.meta.url), { workerData: { memory, attempts: 3_000, buckets: 3 }, execArgv: LOADER });
+      const w = new Worker(new URL('./fixtures/bucket-worker.ts', import.meta.url), { workerData: { memory, attempts: 3_000, buckets: 3 }, execArgv: TS_LOADER });
       w.once('message', resolve);
       w.once('error', reject);
     })));

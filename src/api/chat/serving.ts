@@ -182,14 +182,15 @@ class ChatTurn {
     // With guidance, the LLM call waits on this score: it jumps the engine's queue.
     const scoring = service.score([this.#userText], this.ctx.signal, this.req.guidance);
     const sent = this.#sentEarlier();
-    const reading = reader.read([this.#userText, ...sent.slice(0, CRISIS_LOOKBACK)]);
+    const sentRead = sent.slice(0, CRISIS_LOOKBACK); // the lookback takes these first, then the context's
+    const reading = reader.read([this.#userText, ...sentRead]);
     const context = (this.req.contextId === undefined ? Promise.resolve(undefined) : service.history(this.req.contextId)).then((prior) => {
       const priorUser: StoredMessage[] = [];
       for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
       // A turn that continues after a tool call carries a user message the context already stored: it is the
       // latest, not an earlier one (counted as both, it took a lookback slot and pushed a crisis out).
       if (!this.req.userIsNew && priorUser.at(-1)?.text === this.#userText) priorUser.pop();
-      const stored = storedEarlier(priorUser, sent, CRISIS_LOOKBACK - Math.min(sent.length, CRISIS_LOOKBACK));
+      const stored = storedEarlier(priorUser, sent, CRISIS_LOOKBACK - sentRead.length);
       const readings = reader.read(stored.map((m) => m.text));
       readings.catch(() => {}); // awaited below, once the score is in
       return { prior, priorUser, stored, readings };
@@ -210,7 +211,7 @@ class ChatTurn {
     // The message as it was said, not smoothed towards the context: smoothing is how the scores are
     // shown, and it had moved a crisis message out of the affect gate of the crisis rules' third tier.
     const earlierUser = await this.#earlierUser([
-      ...sent.slice(0, CRISIS_LOOKBACK).map((text, i): EarlierMessage => ({ text, reading: sentReadings[i] })),
+      ...sentRead.map((text, i): EarlierMessage => ({ text, reading: sentReadings[i] })),
       ...stored.map((m, i): EarlierMessage => ({ text: m.text, scores: scoresOf(m), eq: m.eq, reading: storedReadings[i] })),
     ]);
     const mode = decideMode({
