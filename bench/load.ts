@@ -33,8 +33,9 @@
  * runs here and shares the machine. Each scenario line gives requests/s, latency, RSS, Sentio's V8 heap, the
  * CPU each request cost each party, and the garbage collections the server ran during it (from /metrics).
  * Results: bench/results/load-<time>.json and .svg, then one JSON line.
- * `--provider cuda` runs the raw engine and Sentio on the GPU (docs/gpu.md); the peer stays onnxruntime-node
- * on CPU, as its npm install gives it. `--store redis` keeps Sentio's state (contexts, rate limits,
+ * `--provider cuda` runs the raw engine and Sentio on the GPU (docs/gpu.md), `--provider hybrid` requests of
+ * 32 texts or more on the GPU and the rest on the CPUs (the raw engine's batches too, by size); the peer
+ * stays onnxruntime-node on CPU, as its npm install gives it. `--store redis` keeps Sentio's state (contexts, rate limits,
  * idempotency) in a throw-away redis-server on loopback, as several instances would share it.
  */
 import { execFileSync } from 'node:child_process';
@@ -42,7 +43,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { createEngine } from '../src/engine/engine.js';
-import type { ExecutionProvider } from '../src/engine/binding.js';
+import type { EngineProvider } from '../src/engine/options.js';
 import { benchTexts } from './lib/texts.js';
 import { cpuFeatures, describeMachine, machineTimes } from './lib/machine.js';
 import { round } from './lib/stats.js';
@@ -58,7 +59,7 @@ import { resultsStem } from './lib/results.js';
 
 const quick = process.argv.includes('--quick');
 const providerArg = process.argv.indexOf('--provider');
-const provider = (providerArg > 0 ? process.argv[providerArg + 1] : 'cpu') as ExecutionProvider;
+const provider = (providerArg > 0 ? process.argv[providerArg + 1] : 'cpu') as EngineProvider;
 const storeArg = process.argv.indexOf('--store');
 const store = storeArg > 0 ? process.argv[storeArg + 1] : 'memory';
 if (store !== 'memory' && store !== 'redis') throw new Error(`--store must be memory or redis, not ${store}`);

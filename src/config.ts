@@ -92,7 +92,9 @@ const EnvSchema = z.object({
   /** V8 grows the heap to (1 + this/100) x what survived the last full collection; 0 = V8's own heuristic (docs/deployment.md). */
   SENTIO_HEAP_GROWTH_PERCENT: int(100, 0, 1_000),
   SENTIO_MODEL_DIR: z.string().default(shippedModelDir()),
-  SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
+  SENTIO_EXECUTION_PROVIDER: z.enum(['auto', 'cuda', 'cpu', 'hybrid']).default('auto'),
+  /** With SENTIO_EXECUTION_PROVIDER=hybrid: requests of at least this many texts run on the GPU (docs/gpu.md#hybrid). */
+  SENTIO_HYBRID_MIN_TEXTS: int(32, 1, ENGINE_OPTION_MAX),
   /** Engine threads running batches in parallel; 0 = one per core up to 4 (docs/engine.md). */
   SENTIO_INFERENCE_THREADS: int(0, 0, 256),
   SENTIO_INTRA_OP_THREADS: int(0, 0, 1024),
@@ -159,6 +161,7 @@ export interface Config {
   engine: {
     modelDir: string;
     executionProvider: Env['SENTIO_EXECUTION_PROVIDER'];
+    hybridMinTexts: number;
     inferenceThreads: number;
     intraOpThreads: number;
     interOpThreads: number;
@@ -303,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engine: {
       modelDir: e.SENTIO_MODEL_DIR,
       executionProvider: e.SENTIO_EXECUTION_PROVIDER,
+      hybridMinTexts: e.SENTIO_HYBRID_MIN_TEXTS,
       inferenceThreads: e.SENTIO_INFERENCE_THREADS,
       intraOpThreads: e.SENTIO_INTRA_OP_THREADS,
       interOpThreads: e.SENTIO_INTER_OP_THREADS,

@@ -7,7 +7,7 @@
  *   await engine.close();
  */
 import { join, resolve } from 'node:path';
-import type { NativeHandle, NativeInfo, NativeRunResult, NativeTokenizerTables } from './binding.js';
+import type { ExecutionProvider, NativeHandle, NativeInfo, NativeRunResult, NativeTokenizerTables } from './binding.js';
 import { native } from './binding.js';
 import type { BatcherStats, Dispatcher } from './batcher.js';
 import type { CancelSignal } from './cancel.js';
@@ -16,7 +16,8 @@ import { estimateTokens } from './estimate.js';
 import { EngineDisposedError, EngineInputError, InferenceError, ModelLoadError } from './errors.js';
 import type { ModelManifest } from './model-files.js';
 import { readModelFiles, TOKENIZER_FILE } from './model-files.js';
-import type { EngineOptions, ResolvedEngineOptions } from './options.js';
+import { HybridEngine } from './hybrid.js';
+import type { EngineOptions, EngineProvider, ResolvedEngineOptions } from './options.js';
 import { batchTokensFor, resolveEngineOptions, threadPlan } from './options.js';
 
 export * from './errors.js';
@@ -48,9 +49,9 @@ export interface AnalyzeOptions {
 }
 
 export interface EngineInfo {
-  /** The execution provider actually in use. */
-  provider: 'cpu' | 'cuda';
-  requestedProvider: 'auto' | 'cuda' | 'cpu';
+  /** The execution provider actually in use ('hybrid': this info is the CPU engine's, `hybrid.bulk` the GPU's). */
+  provider: 'cpu' | 'cuda' | 'hybrid';
+  requestedProvider: EngineProvider;
   /** Why 'auto' runs on CPU; null otherwise. */
   fallbackReason: string | null;
   model: { name: string; version: string; dir: string };
@@ -84,6 +85,8 @@ export interface EngineInfo {
     fairTenants: boolean;
     priorityLane: boolean;
   };
+  /** Only where provider is 'hybrid': calls of at least minTexts texts run on the engine `bulk` describes. */
+  hybrid?: { minTexts: number; bulk: EngineInfo };
 }
 
 export interface EngineStats extends BatcherStats {
@@ -117,6 +120,29 @@ const OUT_VA = 'valence_arousal';
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const opts = resolveEngineOptions(options);
+  return opts.executionProvider === 'hybrid' ? createHybridEngine(opts) : createNativeEngine(opts, opts.executionProvider);
+}
+
+/**
+ * A GPU engine for calls of hybridMinTexts texts or more and a CPU engine for the rest (hybrid.ts). Where
+ * CUDA is unusable, the engine `auto` would give: the CPUs alone, after one warning.
+ */
+async function createHybridEngine(opts: ResolvedEngineOptions): Promise<Engine> {
+  const bulk = await createNativeEngine(opts, 'auto', 'hybrid');
+  if (bulk.info.provider === 'cpu') return bulk;
+  let small: Engine;
+  try {
+    small = await createNativeEngine(opts, 'cpu', 'hybrid');
+  } catch (err) {
+    await bulk.close();
+    throw err;
+  }
+  const engine = new HybridEngine(small, bulk, opts.hybridMinTexts);
+  opts.logger?.info({ minTexts: opts.hybridMinTexts }, 'hybrid engine: calls of at least minTexts texts run on CUDA, smaller ones on the CPUs');
+  return engine;
+}
+
+async function createNativeEngine(opts: ResolvedEngineOptions, provider: ExecutionProvider, requested: EngineProvider = provider): Promise<Engine> {
   const plan = threadPlan(opts);
   const dir = resolve(opts.modelDir);
   const started = performance.now();
@@ -124,7 +150,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const handle = await native.load({
     modelPath: files.modelPath,
     tokenizer: files.tokenizer,
-    executionProvider: opts.executionProvider,
+    executionProvider: provider,
     cudaDeviceId: opts.cudaDeviceId,
     threads: plan.threads,
     intraOpThreads: plan.intraOpThreads,
@@ -154,7 +180,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     await native.dispose(handle);
     throw err;
   }
-  const engine = new NativeEngine(handle, nativeInfo, files.manifest, dir, { ...opts, maxBatchesInFlight: plan.maxBatchesInFlight });
+  const engine = new NativeEngine(handle, nativeInfo, files.manifest, dir, { ...opts, executionProvider: requested, maxBatchesInFlight: plan.maxBatchesInFlight });
   const loadMs = Math.round(performance.now() - started);
   if (nativeInfo.fallbackReason !== null) {
     const reason = firstLine(nativeInfo.fallbackReason);

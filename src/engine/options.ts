@@ -14,11 +14,23 @@ export interface EngineLogger {
   warn(obj: object, msg: string): void;
 }
 
+/**
+ * Where the engine runs: the addon's providers, or `hybrid`: calls of at least hybridMinTexts texts on
+ * CUDA and smaller ones on the CPUs, each through its own engine (hybrid.ts; docs/gpu.md#hybrid).
+ */
+export type EngineProvider = ExecutionProvider | 'hybrid';
+
 export interface EngineOptions {
   /** Folder with model.onnx, tokenizer.json and manifest.json. Default: the checkout's models/emotion (repo-paths.ts). */
   modelDir?: string;
-  /** auto: CUDA when usable, else CPU with one warning. cuda: fail at load without CUDA. Default auto. */
-  executionProvider?: ExecutionProvider;
+  /**
+   * auto: CUDA when usable, else CPU with one warning. cuda: fail at load without CUDA. hybrid: CUDA for
+   * calls of hybridMinTexts texts or more and the CPUs for the rest, or CPU alone with one warning, as auto.
+   * Default auto.
+   */
+  executionProvider?: EngineProvider;
+  /** With executionProvider hybrid: the fewest texts in one call that go to the GPU. Default 32. */
+  hybridMinTexts?: number;
   cudaDeviceId?: number;
   /**
    * Engine threads, each running its own batch (on CPU on one shared session, on CUDA each on its own). 0 = auto: one per CPU up to 4
@@ -107,6 +119,7 @@ export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'logger' | 'clo
 export const ENGINE_DEFAULTS = {
   modelDir: shippedModelDir(),
   executionProvider: 'auto',
+  hybridMinTexts: 32,
   cudaDeviceId: 0,
   inferenceThreads: 0,
   intraOpThreads: 0,
@@ -143,9 +156,10 @@ function int(name: string, v: number, min: number, max = ENGINE_OPTION_MAX): num
 
 export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptions {
   const r: ResolvedEngineOptions = { ...ENGINE_DEFAULTS, ...stripUndefined(o) };
-  if (!['auto', 'cuda', 'cpu'].includes(r.executionProvider)) {
-    throw new EngineInputError(`engine option executionProvider must be auto, cuda or cpu, got ${String(r.executionProvider)}`);
+  if (!['auto', 'cuda', 'cpu', 'hybrid'].includes(r.executionProvider)) {
+    throw new EngineInputError(`engine option executionProvider must be auto, cuda, cpu or hybrid, got ${String(r.executionProvider)}`);
   }
+  int('hybridMinTexts', r.hybridMinTexts, 1);
   if (!['disabled', 'basic', 'extended', 'all'].includes(r.graphOptimization)) {
     throw new EngineInputError(`engine option graphOptimization must be disabled, basic, extended or all`);
   }

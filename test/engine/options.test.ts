@@ -44,7 +44,9 @@ describe('resolveEngineOptions', () => {
   it('refuses out-of-range values with EngineInputError', () => {
     expect(() => resolveEngineOptions({ maxBatchSize: 0 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ maxWaitMs: -1 })).toThrow(EngineInputError);
-    expect(() => resolveEngineOptions({ executionProvider: 'tpu' as never })).toThrow(/auto, cuda or cpu/);
+    expect(() => resolveEngineOptions({ executionProvider: 'tpu' as never })).toThrow(/auto, cuda, cpu or hybrid/);
+    expect(() => resolveEngineOptions({ executionProvider: 'hybrid', hybridMinTexts: 0 })).toThrow(/hybridMinTexts/);
+    expect(resolveEngineOptions({ executionProvider: 'hybrid' }).hybridMinTexts).toBe(32);
     expect(() => resolveEngineOptions({ threadNice: 20 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ maxRunTokens: -1 })).toThrow(EngineInputError);
     expect(() => resolveEngineOptions({ maxBatchTokens: -1 })).toThrow(EngineInputError);

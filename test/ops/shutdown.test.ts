@@ -258,6 +258,31 @@ describe('graceful shutdown', () => {
     expect(started.message).not.toContain('executionProvider');
   });
 
+  it('SENTIO_EXECUTION_PROVIDER=hybrid starts (without CUDA on the CPUs alone, as auto) and answers single messages and batches', async () => {
+    const p = await startServerProcess({ SENTIO_API_KEYS: KEY, SENTIO_EXECUTION_PROVIDER: 'hybrid', SENTIO_HYBRID_MIN_TEXTS: '4' });
+    try {
+      const ready = (await (await fetch(`${p.base}/readyz`)).json()) as { requestedProvider: string; provider: string; hybrid?: { minTexts: number } };
+      expect(ready.requestedProvider).toBe('hybrid');
+      if (ready.provider === 'hybrid') expect(ready.hybrid?.minTexts).toBe(4);
+      else expect(ready.provider).toBe('cpu');
+      const post = (route: string, body: unknown) =>
+        fetch(`${p.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify(body) });
+      // Six texts go to the bulk engine (on a CUDA host, the GPU), one to the CPUs: the same text scores alike.
+      const texts = ['I am terrified of the dark', 'I love my family so much', 'This makes me so angry', 'What a wonderful day', 'I miss her', 'Wow, I did not expect that'];
+      const batch = await post('/v2/emotions/batch-analysis', { messages: texts.map((text) => ({ content: { text } })) });
+      expect(batch.status).toBe(200);
+      const entries = ((await batch.json()) as { emotions: { category: string; intensity: number }[] }).emotions;
+      expect(entries.map((e) => e.category).slice(0, 4)).toEqual(['fear', 'love', 'anger', 'joy']);
+      const single = await post('/v2/emotions/analysis', { messages: [{ content: { text: texts[1] } }] });
+      expect(single.status).toBe(200);
+      const alone = ((await single.json()) as { emotions: { _default: { intensity: number } } }).emotions._default;
+      expect(entries[1]!.intensity).toBeCloseTo(alone.intensity, 3);
+    } finally {
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+    }
+  });
+
   it('refuses to start without keys, explaining how to create one', async () => {
     await expect(startServerProcess({})).rejects.toThrow(/sentio keys create/);
   });

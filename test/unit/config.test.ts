@@ -12,7 +12,7 @@ describe('config bounds', () => {
     const largest: Record<string, number> = {
       SENTIO_QUEUE_MAX: 2 ** 30, SENTIO_BATCH_MAX_TOKENS: 2 ** 30, SENTIO_BATCH_MAX_SIZE: 4_096, SENTIO_BATCH_STREAM_CHUNK: 4_096,
       SENTIO_INFERENCE_THREADS: 256, SENTIO_INTRA_OP_THREADS: 1_024, SENTIO_INTER_OP_THREADS: 1_024, SENTIO_THREAD_NICE: 19,
-      SENTIO_BATCH_MAX_WAIT_MS: 1_000, SENTIO_RUN_MAX_TOKENS: 2 ** 24,
+      SENTIO_BATCH_MAX_WAIT_MS: 1_000, SENTIO_RUN_MAX_TOKENS: 2 ** 24, SENTIO_HYBRID_MIN_TEXTS: 2 ** 30,
     };
     for (const [name, max] of Object.entries(largest)) {
       const config = loadConfig({ SENTIO_API_KEYS: KEY, [name]: String(max) });
@@ -25,6 +25,13 @@ describe('config bounds', () => {
     expect(loadConfig({ SENTIO_API_KEYS: KEY }).engine).toMatchObject({ priorityLane: true, maxRunTokens: 1024, maxBatchTokens: 0, fusedPooling: true });
     expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_BATCH_LANE: '0', SENTIO_RUN_MAX_TOKENS: '0', SENTIO_BATCH_MAX_TOKENS: '4096', SENTIO_FUSED_POOLING: '0' }).engine)
       .toMatchObject({ priorityLane: false, maxRunTokens: 0, maxBatchTokens: 4096, fusedPooling: false });
+  });
+
+  it('maps SENTIO_EXECUTION_PROVIDER=hybrid and SENTIO_HYBRID_MIN_TEXTS onto the engine options', () => {
+    expect(loadConfig({ SENTIO_API_KEYS: KEY }).engine).toMatchObject({ executionProvider: 'auto', hybridMinTexts: 32 });
+    expect(loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_EXECUTION_PROVIDER: 'hybrid', SENTIO_HYBRID_MIN_TEXTS: '64' }).engine)
+      .toMatchObject({ executionProvider: 'hybrid', hybridMinTexts: 64 });
+    expect(() => loadConfig({ SENTIO_API_KEYS: KEY, SENTIO_HYBRID_MIN_TEXTS: '0' })).toThrow(/SENTIO_HYBRID_MIN_TEXTS/);
   });
 
   it('SENTIO_CONTEXT_MAX_MB must hold one full context', () => {
