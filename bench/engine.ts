@@ -62,6 +62,8 @@ const { values: args } = parseArgs({
 
 const modelDir = args['model-dir'] ?? join(ROOT, 'models', 'emotion');
 const provider = args.provider as ExecutionProvider;
+// One engine's capacity: hybrid is two engines (src/engine/hybrid.ts), measured by the load bench.
+if (!['cpu', 'auto', 'cuda'].includes(provider)) throw new Error(`--provider must be cpu, auto or cuda (hybrid: npm run bench -- --provider hybrid), not ${provider}`);
 const plan = threadPlan({
   inferenceThreads: Number(args['inference-threads']),
   intraOpThreads: Number(args['intra-threads']),
