@@ -5,7 +5,7 @@
  * runs included unless --full. Each bar is read as that run judged it (its ratios against the raw engine
  * measured beside its scenario), and Sentio/raw and batch of 32 / raw also against the raw engine's best
  * anywhere in the run (the strictest reading; for files from before the bench wrote it, the best of the
- * measurements the file holds).
+ * measurements the file holds). Runs with another --provider than cpu are left out.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -19,7 +19,7 @@ interface RunFile {
   machine?: { cpuFeatures?: { simd?: string } | null };
   raw?: { best?: number; beside?: { beforeBatch32?: number; afterBatch32?: number; v2Rounds?: Array<{ before: number; after: number }> } };
   summary: BarFigures & {
-    quick?: boolean; sentio_rps: number; batch32_texts_per_s: number; sentio_vs_raw_rounds?: number[];
+    provider?: string; quick?: boolean; sentio_rps: number; batch32_texts_per_s: number; sentio_vs_raw_rounds?: number[];
     raw_engine_best_in_run_texts_per_s?: number;
   };
 }
@@ -31,6 +31,8 @@ const runs = readdirSync(dir)
   .sort()
   .map((f) => ({ name: f, at: stampOf(f), file: JSON.parse(readFileSync(`${dir}/${f}`, 'utf8')) as RunFile }))
   .filter((r) => r.file.summary?.sentio_vs_raw_rounds !== undefined)
+  // The bars are set for the 2-core CPU machine; a --provider cuda or hybrid run on a GPU host is not one.
+  .filter((r) => (r.file.summary.provider ?? 'cpu') === 'cpu')
   .filter((r) => !args.since || r.at >= args.since)
   .filter((r) => !args.full || !r.file.summary.quick);
 
