@@ -1,8 +1,10 @@
 /** Shared set-up for the native tests: the committed model, its tokenizer tables and the dair-ai val texts. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { native } from '../../src/engine/binding.js';
 import type { NativeHandle, NativeLoadOptions } from '../../src/engine/binding.js';
+import type { TextScores } from '../../src/engine/engine.js';
 import { readModelFiles } from '../../src/engine/model-files.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -51,4 +53,10 @@ export function engineThreadIds(): string[] {
     }
   }
   return out;
+}
+
+/** The contract: the same text scores the same within 1e-5, whatever batch (or engine) it runs in. */
+export function expectSameScores(a: TextScores, b: TextScores): void {
+  const diff = Math.max(...Array.from(a.emotions, (x, i) => Math.abs(x - b.emotions[i]!)), ...Array.from(a.subEmotions, (x, i) => Math.abs(x - b.subEmotions[i]!)));
+  expect(diff).toBeLessThan(1e-5);
 }

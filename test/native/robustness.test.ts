@@ -18,7 +18,7 @@ import {
   createEngine,
 } from '../../src/engine/engine.js';
 import type { Engine, TextScores } from '../../src/engine/engine.js';
-import { MODEL_DIR, dairTexts, loadNative } from './helpers.js';
+import { MODEL_DIR, dairTexts, expectSameScores, loadNative } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
 
 const texts = dairTexts();
@@ -33,11 +33,6 @@ function expectValid(s: TextScores): void {
   expect(s.tokens).toBeGreaterThanOrEqual(1);
 }
 
-/** The contract: the same text scores the same within 1e-5, whatever batch it runs in. */
-function expectSameScores(a: TextScores, b: TextScores): void {
-  const diff = Math.max(...Array.from(a.emotions, (x, i) => Math.abs(x - b.emotions[i]!)), ...Array.from(a.subEmotions, (x, i) => Math.abs(x - b.subEmotions[i]!)));
-  expect(diff).toBeLessThan(1e-5);
-}
 
 beforeAll(async () => {
   engine = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', intraOpThreads: 2 });
