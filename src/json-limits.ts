@@ -35,3 +35,51 @@ export function jsonOverLimits(text: string, maxNodes = Infinity): 'depth' | 'no
   }
   return undefined;
 }
+
+/**
+ * How many elements the top-level object's array `key` holds (its last occurrence, as JSON.parse keeps),
+ * or undefined when it has none. One scan, no parse: for a body refused by jsonOverLimits, whose size
+ * may still be a count the caller can name (a request with too many messages).
+ */
+export function topLevelArrayLength(text: string, key: string): number | undefined {
+  let depth = 0;
+  let lastKey: string | undefined;
+  let counting = false;
+  let count = 0;
+  let found: number | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const start = i;
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end < 0) return found;
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+        i = end;
+        if (slashes % 2 === 0) break;
+      }
+      if (depth === 1) {
+        const raw = text.slice(start, i + 1);
+        lastKey = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+      } else if (counting && depth === 2 && count === 0) count = 1;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (counting && depth === 2 && count === 0) count = 1;
+      depth++;
+      if (c === 0x5b && depth === 2 && lastKey === key) {
+        counting = true;
+        count = 0;
+      }
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+      if (counting && depth === 1) {
+        counting = false;
+        found = count;
+      }
+    } else if (counting && depth === 2) {
+      if (c === 0x2c) count++;
+      else if (count === 0 && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) count = 1;
+    }
+  }
+  return found;
+}

@@ -32,7 +32,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
 
   return [
     {
-      method: 'post', pattern: d.paths.stateless, auth: true, requestSchema: d.schema, responseSchema: responses.stateless,
+      method: 'post', pattern: d.paths.stateless, auth: true, maxMessages: limits.messages, requestSchema: d.schema, responseSchema: responses.stateless,
       summary: `Stateless analysis (${d.version})`,
       handler: async (ctx, body) => {
         const r = parseRequest(d, body!, limits.messages, limits);
@@ -45,7 +45,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'post', pattern: d.paths.context, auth: true, requestSchema: d.schema, responseSchema: responses.context,
+      method: 'post', pattern: d.paths.context, auth: true, maxMessages: limits.messages, requestSchema: d.schema, responseSchema: responses.context,
       summary: `Context-based analysis (${d.version})`,
       handler: async (ctx, body) => {
         const contextId = checkContextId(ctx.params[0]!, limits);
@@ -106,7 +106,7 @@ export function emotionRoutes(d: Dialect, deps: EmotionRouteDeps): Route[] {
       },
     },
     {
-      method: 'post', pattern: d.paths.batch, auth: true, requestSchema: d.schema, responseSchema: responses.batch,
+      method: 'post', pattern: d.paths.batch, auth: true, maxMessages: limits.batchMessages, requestSchema: d.schema, responseSchema: responses.batch,
       summary: `Batch analysis (${d.version})`,
       handler: async (ctx, body) => {
         const r = parseRequest(d, body!, limits.batchMessages, limits);

@@ -5,7 +5,7 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors.js';
 import type { CancelSignal } from '../engine/cancel.js';
-import { MAX_JSON_DEPTH, jsonOverLimits } from '../json-limits.js';
+import { MAX_JSON_DEPTH, jsonOverLimits, topLevelArrayLength } from '../json-limits.js';
 
 export interface BodyReadOptions {
   limit: number;
@@ -84,9 +84,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Decode and parse a JSON object body; arrays, scalars, bad UTF-8 and bad JSON are 400s, and so is a body
- * holding more than `maxNodes` arrays, objects and members (src/json-limits.ts).
+ * holding more than `maxNodes` arrays, objects and members (src/json-limits.ts), unless its `messages`
+ * array is longer than `maxMessages`: that is the 413 the route would have given once the body parsed.
  */
-export function parseJsonObject(body: Buffer, maxNodes = Infinity): Record<string, unknown> {
+export function parseJsonObject(body: Buffer, maxNodes = Infinity, maxMessages = Infinity): Record<string, unknown> {
   let text: string;
   try {
     text = utf8.decode(body);
@@ -97,7 +98,13 @@ export function parseJsonObject(body: Buffer, maxNodes = Infinity): Record<strin
   // (src/api/chat/protocol.ts).
   const over = jsonOverLimits(text, maxNodes);
   if (over === 'depth') throw new AppError('invalid_json', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
-  if (over === 'nodes') throw new AppError('invalid_json', `request body holds more than ${maxNodes} arrays, objects and members`);
+  if (over === 'nodes') {
+    const messages = topLevelArrayLength(text, 'messages') ?? 0;
+    if (messages > maxMessages) {
+      throw new AppError('too_many_messages', `at most ${maxMessages} messages per request (got ${messages})`, { param: 'messages' });
+    }
+    throw new AppError('invalid_json', `request body holds more than ${maxNodes} arrays, objects and members`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -85,6 +85,8 @@ export interface Route {
   auth: boolean;
   /** false for /metrics: not refused by the in-flight limit, so that a scrape answers while the server sheds load. */
   shed?: boolean;
+  /** The most messages the handler takes, named in the 413 of a body too large to parse for its count. */
+  maxMessages?: number;
   handler: (ctx: RequestContext, body: Record<string, unknown> | undefined) => Promise<Reply> | Reply;
   /** For /openapi.json. */
   summary?: string;
@@ -420,7 +422,7 @@ export class HttpServer {
           if (held >= cap) {
             // Every 429 carries the RateLimit-* headers (DECISIONS.md); without them if the quota's store fails.
             await this.#opts.quota?.(ctx).catch(() => undefined);
-            throw new AppError('rate_limit_exceeded', `this API key already has ${cap} requests in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' }, shed: 'key_in_flight' });
+            throw new AppError('rate_limit_exceeded', `this API key already has ${cap} request${cap === 1 ? '' : 's'} in progress, its most at once; retry shortly`, { headers: { 'retry-after': '1' }, shed: 'key_in_flight' });
           }
           this.#keyInFlight.set(ctx.key.id, held + 1);
           keyCounted = ctx.key.id;
@@ -480,7 +482,7 @@ export class HttpServer {
       }
       const raw = reading && (await reading);
       bodyRead = reading !== undefined;
-      const body = raw && parseJsonObject(raw, this.#opts.maxJsonNodes);
+      const body = raw && parseJsonObject(raw, this.#opts.maxJsonNodes, route.maxMessages);
       const next = () => Promise.resolve(route.handler(ctx, body));
       const chain = (this.#opts.middleware ?? []).reduceRight<() => Promise<Reply>>(
         (inner, mw) => () => mw(ctx, body, raw, inner),

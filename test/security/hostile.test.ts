@@ -77,7 +77,7 @@ describe('hostile input', () => {
   // took 60 ms of the event loop and brackets 120 deep repeated to 1 MiB 100 ms; both pass the depth bound.
   it('a body of more than 32,768 arrays, objects and members is refused before parsing; a full batch is not', async () => {
     const flat = `{"messages":[{"content":{"text":"x"}}],"params":{${Array.from({ length: 40_000 }, (_, i) => `"k${i}":0`).join(',')}}}`;
-    const deep = `{"messages":[${Array(300).fill(`${'['.repeat(120)}${']'.repeat(120)}`).join(',')}]}`;
+    const deep = `{"messages":[{"content":{"text":"x"}}],"params":[${Array(300).fill(`${'['.repeat(120)}${']'.repeat(120)}`).join(',')}]}`;
     for (const body of [flat, deep]) {
       const r = await fetch(s.base + '/v2/emotions/analysis', { method: 'POST', headers: auth, body });
       expect(r.status).toBe(400);
@@ -87,6 +87,24 @@ describe('hostile input', () => {
     const full = { messages: Array.from({ length: s.config.limits.batchMessages }, (_, i) => ({ role: 'user', externalId: `m${i}`, timestamp: '2026-11-21T10:00Z', content: { text: 'ok' } })) };
     const ok = await fetch(s.base + '/v2/emotions/batch-analysis', { method: 'POST', headers: auth, body: JSON.stringify(full) });
     expect(ok.status).toBe(200);
+  });
+
+  // A review found 8,192 minimal messages (196 KB) refused as invalid_json: valid JSON, too many messages.
+  it('a body over that bound for its messages is 413 too_many_messages, as it would be once parsed', async () => {
+    const before = await victimState();
+    const many = (n: number) => JSON.stringify({ messages: Array.from({ length: n }, () => ({ content: { text: '' } })) });
+    const cases: Array<[string, number, number]> = [
+      ['/v2/emotions/analysis', 8_192, s.config.limits.messages],
+      [`/v1/emotions/${VICTIM}/analyse`, 10_000, s.config.limits.messages],
+      ['/v2/emotions/batch-analysis', 8_192, s.config.limits.batchMessages],
+      ['/v2/chat/completions', 9_000, s.config.limits.chatMessages],
+    ];
+    for (const [path, n, limit] of cases) {
+      const r = await fetch(s.base + path, { method: 'POST', headers: auth, body: many(n) });
+      expect(r.status, path).toBe(413);
+      expect((await r.json()).error, path).toMatchObject({ code: 'too_many_messages', param: 'messages', message: `at most ${limit} messages per request (got ${n})` });
+    }
+    expect(await victimState()).toBe(before);
   });
 
   it('a 100 MB Content-Length is refused at once', async () => {

@@ -73,6 +73,7 @@ export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
     method: 'post',
     pattern: d.path,
     auth: true,
+    maxMessages: deps.config.limits.chatMessages,
     requestSchema: d.schema,
     ...chatResponseSchemas(d.version),
     summary: `Chat completion with emotion analysis (${d.version})`,
