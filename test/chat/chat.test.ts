@@ -545,6 +545,37 @@ describe('memory', () => {
     }
   });
 
+  // A chat review: a user message followed by a system message or a prefill was not stored, so a new
+  // context's state was the reply's mood (joy) where the user was heartbroken.
+  it("the user's message is stored when only system messages or a prefill follow it, or a continuation's context lacks it", async () => {
+    const sad = 'I am heartbroken, my partner left me';
+    const cases: Array<[string, unknown[]]> = [
+      ['system', [user(sad), { role: 'system', content: 'Answer in one sentence.' }]],
+      ['prefill', [user(sad), { role: 'assistant', content: 'I am so happy' }]],
+      ['continuation', [
+        user(sad),
+        { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'found' },
+      ]],
+    ];
+    for (const [name, messages] of cases) {
+      const id = `chat-user-stored-${name}-${Date.now()}`;
+      llm.enqueue({ kind: 'reply', content: 'I am so happy to help you today! That sounds wonderful.' });
+      const r = await s.post(V2, v2(messages, { context_id: id, tools: [{ type: 'function', function: { name: 'f' } }] }));
+      expect(r.status, name).toBe(200);
+      const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+      expect(state.trajectory.baseline.messageCount, name).toBe(2);
+      expect(state.emotions.system.category, name).toBe('sadness');
+    }
+    // A reply before the last message answered the user in an earlier turn: stored then, not again.
+    const id = `chat-user-answered-${Date.now()}`;
+    llm.enqueue({ kind: 'reply', content: 'I am sorry.' }, { kind: 'reply', content: 'Noted.' });
+    await s.post(V2, v2([user(sad)], { context_id: id }));
+    await s.post(V2, v2([user(sad), { role: 'assistant', content: 'I am sorry.' }, { role: 'system', content: 'Be brief.' }], { context_id: id }));
+    const state = (await (await s.get(`/v2/emotions/${id}`)).json()) as Record<string, any>;
+    expect(state.trajectory.baseline.messageCount).toBe(3);
+  });
+
   it('V1 smoothing blends the reported user emotion towards the context state', async () => {
     const id = `chat-smooth-${Date.now()}`;
     const first = (await (await s.post(V1, v1([user('I am absolutely furious and disgusted')], { context_id: id, emotion_guidance: false }))).json()) as Record<string, any>;

@@ -117,6 +117,7 @@ const V2AssistantMessage = z
     message: 'an assistant message needs content, tool_calls or a refusal',
     path: ['content'],
   });
+type V2Assistant = z.infer<typeof V2AssistantMessage>;
 const ToolMessage = z.strictObject({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string().min(1) });
 
 const V2Message = z.discriminatedUnion('role', [SystemMessage, UserMessage, V2AssistantMessage, ToolMessage]);
@@ -198,7 +199,10 @@ export interface ChatRequest {
   messages: ChatMessage[];
   /** Index in `messages` of the latest user message. */
   userIndex: number;
-  /** The latest user message is new in this request (nothing follows it but the reply to come). */
+  /**
+   * The latest user message is new in this request: no reply, tool call or tool result follows it, only
+   * system messages or a last assistant message the upstream continues (a prefill).
+   */
   userIsNew: boolean;
   modelParams: ModelParams;
   tools: NonNullable<RawChatRequest['tools']> | undefined;
@@ -269,6 +273,9 @@ export function parseChatRequest(
   if (userIndex < 0) {
     throw new AppError('missing_field', 'messages must contain at least one user message', { param: 'messages' });
   }
+  // A tool call, a tool result or a reply before the last message answered it: a continuation.
+  const answered = req.messages.slice(userIndex + 1).some((m, j, after) => m.role === 'tool' || (m.role === 'assistant'
+    && (j < after.length - 1 || ((m as V2Assistant).tool_calls?.length ?? 0) > 0 || Boolean((m as V2Assistant).function_call))));
   const params = req.emotion_model_params ?? {};
   return {
     publicModel: req.model,
@@ -278,7 +285,7 @@ export function parseChatRequest(
     contextId,
     messages: req.messages.map(forUpstream),
     userIndex,
-    userIsNew: userIndex === req.messages.length - 1,
+    userIsNew: !answered,
     modelParams: modelParams as ModelParams,
     tools: req.tools ?? undefined,
     toolChoice: req.tool_choice ?? undefined,

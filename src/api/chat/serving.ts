@@ -60,6 +60,8 @@ interface UserAnalysis {
   trend: Trend | undefined;
   /** Model input tokens of earlier user messages scored for the crisis rules (they count in usage). */
   historyTokens: number;
+  /** The context gets the user's message: new, or a continuation's that the context lacks as its latest. */
+  storeUser: boolean;
 }
 
 /**
@@ -190,13 +192,14 @@ class ChatTurn {
       for (const m of prior ?? []) if (m.role === 'user') priorUser.push(m);
       // A turn that continues after a tool call carries a user message the context already stored: it is the
       // latest, not an earlier one (counted as both, it took a lookback slot and pushed a crisis out).
-      if (!this.req.userIsNew && priorUser.at(-1)?.text === this.#userText) priorUser.pop();
+      const held = !this.req.userIsNew && priorUser.at(-1)?.text === this.#userText;
+      if (held) priorUser.pop();
       const stored = storedEarlier(priorUser, sent, CRISIS_LOOKBACK - sentRead.length);
       const readings = reader.read(stored.map((m) => m.text));
       readings.catch(() => {}); // awaited below, once the score is in
-      return { prior, priorUser, stored, readings };
+      return { prior, priorUser, stored, readings, held };
     });
-    const [[own], { prior, priorUser, stored, readings }, [latest, ...sentReadings]] = await Promise.all([scoring, context, reading]);
+    const [[own], { prior, priorUser, stored, readings, held }, [latest, ...sentReadings]] = await Promise.all([scoring, context, reading]);
     const scores = own!;
     const baselineDiscovery = prior ? discoveryBaseline(prior) : undefined;
     const storedEq = computeEq(scores, this.req.eq, baselineDiscovery);
@@ -228,7 +231,7 @@ class ChatTurn {
     this.ctx.analysedTokens += scores.tokens + earlierUser.scoredTokens;
     this.deps.metrics?.conversationModes.inc({ mode: mode.mode });
     if (mode.crisis) this.deps.metrics?.crisisSignals.inc({ kind: mode.crisis.kind });
-    return { reported, stored: storedScored, mode, trend, historyTokens: earlierUser.scoredTokens };
+    return { reported, stored: storedScored, mode, trend, historyTokens: earlierUser.scoredTokens, storeUser: !held };
   }
 
   /** The request's user messages before the latest, most recent first. */
@@ -353,7 +356,7 @@ class ChatTurn {
     let trend: Trend | undefined;
     if (this.req.contextId !== undefined) {
       const items = [];
-      if (this.req.userIsNew) items.push({ input: { role: 'user' as const, text: this.#userText }, scores: user.stored.scores, eq: user.stored.eq });
+      if (user.storeUser) items.push({ input: { role: 'user' as const, text: this.#userText }, scores: user.stored.scores, eq: user.stored.eq });
       if (reply) items.push({ input: { role: 'assistant' as const, text: reply.text }, scores: reply.scores, eq: reply.eq });
       if (this.ctx.signal.aborted) throw new AppError('internal_error', 'request aborted by the client'); // nothing stored for a gone client
       if (items.length) trend = await service.appendScored(this.req.contextId, items);
