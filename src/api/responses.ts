@@ -182,7 +182,7 @@ export function chatResponses(version: 'v1' | 'v2') {
     .strictObject({
       ...head,
       object: z.literal('chat.completion.chunk'),
-      choices: z.array(z.looseObject({ index: count.optional(), delta: Delta.optional(), finish_reason: z.string().nullable().optional() })),
+      choices: z.array(z.looseObject({ index: count.optional(), delta: Delta.optional(), logprobs: z.looseObject({}).nullable().optional(), finish_reason: z.string().nullable().optional() })),
       ...z.strictObject(chatTail(version)).partial().shape,
     })
     .describe('A chunk: the upstream\'s, relayed; the last one carries Sentio\'s fields, on the finishing chunk\'s choices, or with none when the request set stream_options.include_usage');

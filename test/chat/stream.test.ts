@@ -605,6 +605,13 @@ describe('malformed upstream streams', () => {
       llm.enqueue({ kind: 'raw', contentType: 'application/json', pieces: [JSON.stringify({ id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, logprobs, finish_reason: 'stop' }] })] });
       const res = await s.post(V2, body([user('hi')], { stream: false }));
       expect(((await res.json()) as Record<string, any>).choices[0].logprobs).toEqual(expected);
+      // Streamed the same (a chat review found 'x' and [1] relayed as they came).
+      llm.enqueue({ kind: 'raw', pieces: [
+        chunk([{ index: 0, delta: { role: 'assistant', content: 'hi' }, logprobs, finish_reason: null }]),
+        chunk([{ index: 0, delta: {}, logprobs, finish_reason: 'stop' }]), 'data: [DONE]\n\n'] });
+      const { events } = await streamChat(V2, body([user('hi')]));
+      const relayed = events.filter((e) => e.json?.choices?.length).map((e) => e.json!.choices[0].logprobs);
+      expect(relayed, JSON.stringify(logprobs)).toEqual([expected, expected]);
     }
     const whole = [[null], [{ index: 0, message: 'text', finish_reason: 'stop' }], [{ index: 0, message: null, finish_reason: 'stop' }],
       [{ index: 0, finish_reason: 'stop' }], [{ index: 0, message: { role: 'assistant', content: 42 }, finish_reason: 'stop' }],

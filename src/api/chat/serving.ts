@@ -417,6 +417,8 @@ class ChatTurn {
       const choices = chunk.choices;
       if (!choices || choices.length === 0) return true; // a usage-only chunk: reported in the last chunk
       for (const c of choices) {
+        // As without a stream: a logprobs that is not an object is the client's null, not the upstream's value.
+        if (c['logprobs'] != null && !isObject(c['logprobs'])) c['logprobs'] = null;
         // Sentio asks for one choice; an upstream that streams others anyway has them passed on, while the
         // reply scored and stored is choice 0's, as without a stream (they were scored interleaved).
         if ((c.index ?? 0) !== 0) continue;
