@@ -8,6 +8,19 @@
  */
 export const MAX_JSON_DEPTH = 128;
 
+/** The index of the quote that closes the string opened at `open`: the next one not escaped by an odd run of backslashes; -1 if none. */
+function stringEnd(text: string, open: number): number {
+  let i = open;
+  for (;;) {
+    const end = text.indexOf('"', i + 1);
+    if (end < 0) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return end;
+    i = end;
+  }
+}
+
 /** What a JSON text breaks: nesting deeper than MAX_JSON_DEPTH, or more arrays, objects and members than `maxNodes`. */
 export function jsonOverLimits(text: string, maxNodes = Infinity): 'depth' | 'nodes' | undefined {
   let depth = 0;
@@ -15,15 +28,8 @@ export function jsonOverLimits(text: string, maxNodes = Infinity): 'depth' | 'no
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // To the closing quote: the next one not escaped by an odd run of backslashes.
-      for (;;) {
-        const end = text.indexOf('"', i + 1);
-        if (end < 0) return undefined; // unterminated: JSON.parse reports it
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-        i = end;
-        if (slashes % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
+      if (i < 0) return undefined; // unterminated: JSON.parse reports it
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > MAX_JSON_DEPTH) return 'depth';
       if (++nodes > maxNodes) return 'nodes';
@@ -51,14 +57,8 @@ export function topLevelArrayLength(text: string, key: string): number | undefin
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       const start = i;
-      for (;;) {
-        const end = text.indexOf('"', i + 1);
-        if (end < 0) return found;
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-        i = end;
-        if (slashes % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
+      if (i < 0) return found;
       if (depth === 1) {
         const raw = text.slice(start, i + 1);
         lastKey = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
