@@ -127,7 +127,8 @@ function errorStatuses(r: Route, hasPathParams: boolean): Array<[string, string]
   }
   if (r.auth) out.push(['429', chat ? 'rate_limit_exceeded, upstream_rate_limited (Retry-After)' : 'rate_limit_exceeded (Retry-After)']);
   if (chat) out.push(['502', 'upstream_error'], ['504', 'upstream_timeout']);
-  if (r.auth && r.shed !== false) out.push(['503', chat ? 'overloaded, service_unavailable, llm_not_configured' : 'overloaded, service_unavailable']);
+  const llm = chat || r.pattern.endsWith('/models');
+  if (r.auth && r.shed !== false) out.push(['503', llm ? 'overloaded, service_unavailable, llm_not_configured' : 'overloaded, service_unavailable']);
   if (r.pattern === '/readyz') out.push(['503', 'not_ready: loading, or shutting down']);
   return out;
 }

@@ -170,6 +170,19 @@ const Delta = z
   .looseObject({ role: text, content: text, tool_calls: z.array(ToolCallPiece).nullable().optional() })
   .describe('The upstream\'s delta, passed through: refusal, reasoning_content and the like as it gave them');
 
+/** GET /v1/models and /v2/models: the public chat model names, in OpenAI's list shape. */
+export const ModelList = z
+  .strictObject({
+    object: z.literal('list'),
+    data: z.array(z.strictObject({
+      id: z.string().describe('A public model name of SENTIO_LLM_MODELS, for chat\'s `model`'),
+      object: z.literal('model'),
+      created: z.int().describe('When this server started (Unix seconds)'),
+      owned_by: z.literal('sentio'),
+    })),
+  })
+  .describe('The chat models this server serves (SENTIO_LLM_MODELS), for OpenAI clients that list models');
+
 export function chatResponses(version: 'v1' | 'v2') {
   const head = {
     id: z.string(),

@@ -895,6 +895,9 @@ describe('upstream failures', () => {
         const r = await s3.post(path, v2([user('hi')]));
         expect(r.status).toBe(503);
         expect(await errorOf(r)).toMatchObject({ type: 'service_unavailable_error', code: 'llm_not_configured' });
+        const models = await s3.get(path.replace('/chat/completions', '/models'));
+        expect(models.status).toBe(503);
+        expect(await errorOf(models)).toMatchObject({ code: 'llm_not_configured' });
       }
       expect((await s3.post('/v2/emotions/analysis', { messages: [{ content: { text: 'fine' } }] })).status).toBe(200);
     } finally {

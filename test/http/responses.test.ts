@@ -10,7 +10,7 @@ import { startTestServer } from '../helpers/server.js';
 import type { TestServer } from '../helpers/server.js';
 import { FakeLlm } from '../helpers/fake-llm.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { chatResponses, emotionResponses, ErrorResponse, HealthResponse, ReadyResponse } from '../../src/api/responses.js';
+import { chatResponses, emotionResponses, ErrorResponse, HealthResponse, ModelList, ReadyResponse } from '../../src/api/responses.js';
 
 let s: TestServer;
 let llm: FakeLlm;
@@ -134,6 +134,14 @@ describe('chat', () => {
       expect(chunk.safeParse({ ...events[0], choices: [{ index: 0, delta: {}, finish_reason: 1 }] }).success).toBe(false);
     });
   }
+
+  it('the model lists beside both chat paths name the public models', async () => {
+    for (const path of ['/v1/models', '/v2/models']) {
+      const list = await conforms(s.get(path), ModelList);
+      expect(list.data.map((m: { id: string }) => m.id), path).toEqual(['chat-model']);
+      expect(list.data[0].created, path).toBeGreaterThan(1_700_000_000);
+    }
+  });
 });
 
 describe('/openapi.json', () => {

@@ -36,7 +36,7 @@ import { truncateUtf8 } from '../utf8.js';
 import { entryFor, trendOut } from '../entries.js';
 import type { Scored } from './entries.js';
 import { parseChatRequest, v1Chat, v2Chat } from './protocol.js';
-import { chatResponses } from '../responses.js';
+import { ModelList, chatResponses } from '../responses.js';
 import type { ChatDialect, ChatMessage, ChatRequest } from './protocol.js';
 
 export interface ChatDeps {
@@ -84,6 +84,19 @@ export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
       return new ChatTurn(d, deps, client, ctx, parseChatRequest(d, body!, deps.config.limits, llm.models, deps.config.chat.guidance)).run();
     },
   }));
+  // OpenAI clients (chat front ends, SDKs) list the models beside the chat path before they offer one.
+  const created = Math.floor(Date.now() / 1000);
+  const modelList = { object: 'list', data: [...llm.models.keys()].map((id) => ({ id, object: 'model', created, owned_by: 'sentio' })) };
+  for (const d of [v1Chat, v2Chat]) {
+    routes.push({
+      method: 'get', pattern: d.path.replace('/chat/completions', '/models'), auth: true, responseSchema: ModelList,
+      summary: `The chat models, for OpenAI clients that list them (${d.version})`,
+      handler: () => {
+        if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
+        return { status: 200, body: modelList };
+      },
+    });
+  }
   return { routes, close: () => client?.close() };
 }
 
