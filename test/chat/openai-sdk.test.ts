@@ -38,6 +38,15 @@ afterAll(async () => {
 beforeEach(() => llm.reset());
 
 describe('openai SDK against /v2', () => {
+  it('lists the models a chat call takes', async () => {
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    expect(ids).toEqual(['llm-k2-thinking-turbo', 'llm-k2-thinking']);
+    const params: OpenAI.ChatCompletionCreateParamsNonStreaming & SentioFields = { model: ids[1]!, emotion_model: 'emotion-v2', messages: [{ role: 'user', content: 'hi' }] };
+    const res = await client.chat.completions.create(params);
+    expect(res.model).toBe(ids[1]);
+  });
+
   it('a plain call', async () => {
     const params: OpenAI.ChatCompletionCreateParamsNonStreaming & SentioFields = {
       model: 'llm-k2-thinking-turbo',
