@@ -407,7 +407,8 @@ function parseChunk(data: string): UpstreamChunk {
   if (parsed === null || typeof parsed !== 'object') {
     throw new UpstreamError('failed', 'the upstream LLM sent a stream event that is not an object');
   }
-  const error = (parsed as { error?: unknown }).error;
+  // Wrapped as OpenAI does, or bare: vLLM's ErrorResponse ({"object": "error", "message", "type", "code"}).
+  const error = (parsed as { error?: unknown }).error ?? ((parsed as { object?: unknown }).object === 'error' ? parsed : undefined);
   if (error !== undefined && error !== null) {
     // An error event is answered as its HTTP twin would be: a refusal of the request with the upstream's
     // message, a rate limit with a backoff hint, a timeout. Any other says nothing the client can act on, and

@@ -330,6 +330,8 @@ describe('streaming failures', () => {
       // A refusal of the request itself is answered as the upstream's HTTP 400 would be (chat review).
       [{ kind: 'raw', pieces: ['data: {"error":{"message":"context too long","type":"invalid_request_error"}}\n\n'] }, 400, 'upstream_rejected'],
       [{ kind: 'raw', pieces: ['data: {"error":{"object":"error","message":"context too long","type":"BadRequestError","code":400}}\n\n'] }, 400, 'upstream_rejected'],
+      // Bare, as vLLM's ErrorResponse (a chat review found it read as a broken stream, 502).
+      [{ kind: 'raw', pieces: ['data: {"object":"error","message":"context too long","type":"BadRequestError","param":null,"code":400}\n\n'] }, 400, 'upstream_rejected'],
       // A rate limit or a timeout said in-band is answered as its HTTP twin, Retry-After included (chat review, 2026-11-28).
       [{ kind: 'raw', pieces: ['data: {"error":{"message":"Rate limit reached for org-x","type":"rate_limit_error","code":429}}\n\n'] }, 429, 'upstream_rate_limited'],
       [{ kind: 'raw', pieces: ['data: {"error":{"message":"model overloaded","type":"server_error","code":"rate_limit_exceeded"}}\n\n'] }, 429, 'upstream_rate_limited'],
