@@ -26,7 +26,7 @@ export function mapLowerError(err: unknown): AppError | undefined {
       return new AppError('message_not_found', (err as Error).message, { param: 'message_id', cause: err });
     case 'STORE_UNAVAILABLE':
       // Idempotency-Key records live in the same store: a stateless request that carries one fails too.
-      return new AppError('service_unavailable', 'the shared store (contexts, Idempotency-Key records) is unavailable; stateless and batch analysis without an Idempotency-Key still work', { headers: { 'retry-after': '1' }, cause: err });
+      return new AppError('service_unavailable', 'the shared store (contexts, Idempotency-Key records) is unavailable; stateless and batch analysis and chat without a context_id still work, without an Idempotency-Key', { headers: { 'retry-after': '1' }, cause: err });
     default:
       return undefined;
   }
