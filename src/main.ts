@@ -14,7 +14,11 @@ process.on('SIGHUP', () => undefined);
 let startupSignal: StopSignal | undefined;
 const onStartupSignal = (signal: string): void => {
   if (startupSignal === undefined) startupSignal = { signal, at: performance.now() };
-  else if (!repeatsFirst(startupSignal, signal)) process.exit(1);
+  else if (!repeatsFirst(startupSignal, signal)) {
+    // The logger does not exist yet: the start-up errors' stream says why the start ended 1.
+    process.stderr.write(`sentio: a second stop signal (${signal}) while starting: exiting at once\n`);
+    process.exit(1);
+  }
 };
 process.on('SIGTERM', onStartupSignal);
 process.on('SIGINT', onStartupSignal);

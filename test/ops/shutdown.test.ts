@@ -243,6 +243,7 @@ describe('graceful shutdown', () => {
       const second = twice && !npm;
       expect(await exited, `twice: ${twice}, npm: ${npm}`).toBe(second ? 1 : 0);
       if (!second) expect(out).toContain('stopped while starting');
+      else expect(err).toContain('a second stop signal (SIGTERM) while starting'); // an ops review found it silent
       expect(out).not.toContain('sentio listening');
     }
   }, 60_000);
