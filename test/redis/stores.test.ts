@@ -289,7 +289,8 @@ describe('RedisIdempotencyStore', () => {
   });
 
   it('an in-flight claim is held only for its lease; a stale holder cannot clobber the new claim', async () => {
-    const a = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
+    // Holders whose renewals do not land (renewMs 0): their claims lapse while their requests still run.
+    const a = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100, renewMs: 0 });
     const b = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 60_000 });
     expect((await a.claim('idem:k:lease', 'fp')).outcome).toBe('claimed');
     await new Promise((res) => setTimeout(res, 150));
@@ -297,7 +298,7 @@ describe('RedisIdempotencyStore', () => {
     // a's claim is gone: neither its completion nor its release may touch b's.
     await a.complete('idem:k:lease', 'fp', { kind: 'json', status: 200, body: 'stale', headers: {} }, 60_000);
     expect(await b.claim('idem:k:lease', 'fp')).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
-    const c = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100 });
+    const c = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 100, renewMs: 0 });
     expect((await c.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
     await new Promise((res) => setTimeout(res, 150));
     expect((await b.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
@@ -305,6 +306,30 @@ describe('RedisIdempotencyStore', () => {
     expect(await c.claim('idem:k:lease2', 'fp')).toEqual({ outcome: 'in_flight', fingerprint: 'fp' });
     await b.release('idem:k:lease2');
     expect((await c.claim('idem:k:lease2', 'fp')).outcome).toBe('claimed');
+  });
+
+  // An instance killed mid-request left its claim for the whole 15-minute lease: every retry, on any
+  // instance, got 409 with Retry-After: 1 meanwhile (a multi-instance review, 2026-11-28). A short lease
+  // that the living holder renews ends a dead one's claim soon, and keeps a long request's.
+  it('a held claim is renewed while its holder lives, and lapses soon after it dies', async () => {
+    const a = new RedisIdempotencyStore(await connection(), { inFlightLeaseMs: 300, renewMs: 100 });
+    const deadConn = await connection();
+    const dead = new RedisIdempotencyStore(deadConn, { inFlightLeaseMs: 300, renewMs: 100, closeRetryMs: 0 });
+    const other = new RedisIdempotencyStore(await connection());
+    expect((await a.claim('idem:k:renewed', 'fp')).outcome).toBe('claimed');
+    expect((await dead.claim('idem:k:dies', 'fp')).outcome).toBe('claimed');
+    await new Promise((r) => setTimeout(r, 1_000)); // three leases
+    expect((await other.claim('idem:k:renewed', 'fp')).outcome).toBe('in_flight');
+    const reply = { kind: 'json' as const, status: 200, body: '{"ok":true}', headers: {} };
+    await a.complete('idem:k:renewed', 'fp', reply, 60_000);
+    expect(await other.claim('idem:k:renewed', 'fp')).toEqual({ outcome: 'done', fingerprint: 'fp', reply });
+    // The holder's process ends without a word: its connection goes, and no renewal lands.
+    expect((await other.claim('idem:k:dies', 'fp')).outcome).toBe('in_flight');
+    deadConn.client.disconnect();
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await other.claim('idem:k:dies', 'fp')).outcome).toBe('claimed');
+    await other.release('idem:k:dies');
+    await Promise.all([a.close(), dead.close()]);
   });
 
   /** Drops the connection under the store (CLIENT KILL from another one) and resolves once it has noticed. */

@@ -3,10 +3,12 @@
  * A claim is SET NX PX inside a script that also returns the current record when the key is taken (one
  * atomic step: no window in which the holder could finish or release between "taken" and "read it").
  *
- * An in-flight claim lives IN_FLIGHT_LEASE_MS, not the full retention: if the instance holding it dies,
- * the key answers 409 for at most that long instead of a day. complete() and release() only touch the
- * record when it is still this instance's claim (compared byte for byte), so a request that outlived its
- * lease cannot overwrite or delete the claim of the retry that took over.
+ * An in-flight claim lives a short lease (LEASE_MS), which the instance holding it renews while its
+ * request runs: if the instance dies, the key answers 409 for at most the lease (it was 15 minutes, the
+ * longest a request may run, before renewals), and a request longer than the lease keeps its claim.
+ * complete() and release() only touch the record when it is still this instance's claim (compared byte
+ * for byte), so a request that outlived its lease (renewals that did not land: Redis away for longer)
+ * cannot overwrite or delete the claim of the retry that took over.
  *
  * Redis unreachable: claim() throws StoreUnavailableError (503), because an Idempotency-Key cannot be
  * honoured without the shared record. A release() or complete() that Redis did not take (the connection
@@ -16,7 +18,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { IN_FLIGHT_LEASE_MS } from '../idempotency-store.js';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../idempotency-store.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
@@ -38,6 +39,14 @@ const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `;
+// KEYS: scope. ARGV: our claim, leaseMs. Extends only our own in-flight claim.
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
+/** A held claim's lease, renewed every third of it: what a dead instance's keys answer 409 for at most. */
+const LEASE_MS = 60_000;
 
 /** How often writes Redis did not take are sent again, and how many are kept (the oldest go first). */
 const RETRY_MS = 1_000;
@@ -64,6 +73,7 @@ interface IdempotencyCommands {
   sentioIdemClaimBuffer(scope: string, claim: Buffer, leaseMs: string): Promise<Buffer | null>;
   sentioIdemComplete(scope: string, claim: Buffer | string, record: Buffer, ttlMs: string): Promise<number>;
   sentioIdemRelease(scope: string, claim: Buffer): Promise<number>;
+  sentioIdemRenew(scope: string, claim: Buffer, leaseMs: string): Promise<number>;
 }
 
 export class RedisIdempotencyStore implements IdempotencyStore {
@@ -73,18 +83,23 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #claims = new Map<string, Buffer>();
   readonly #pending = new Map<string, PendingWrite>();
   #retryTimer: NodeJS.Timeout | undefined;
+  #renewTimer: NodeJS.Timeout | undefined;
+  readonly #renewMs: number;
   #closed = false;
   readonly #closeRetryMs: number;
   readonly #logger: Logger | undefined;
 
-  constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number; closeRetryMs?: number; logger?: Logger | undefined } = {}) {
+  /** `renewMs` 0 leaves claims to their lease (tests: a holder whose renewals do not land). */
+  constructor(redis: RedisConnection, opts: { inFlightLeaseMs?: number; renewMs?: number; closeRetryMs?: number; logger?: Logger | undefined } = {}) {
     this.#redis = redis;
-    this.#leaseMs = opts.inFlightLeaseMs ?? IN_FLIGHT_LEASE_MS;
+    this.#leaseMs = opts.inFlightLeaseMs ?? LEASE_MS;
+    this.#renewMs = opts.renewMs ?? Math.floor(this.#leaseMs / 3);
     this.#closeRetryMs = opts.closeRetryMs ?? CLOSE_RETRY_MS;
     this.#logger = opts.logger;
     redis.client.defineCommand('sentioIdemClaim', { numberOfKeys: 1, lua: CLAIM });
     redis.client.defineCommand('sentioIdemComplete', { numberOfKeys: 1, lua: COMPLETE });
     redis.client.defineCommand('sentioIdemRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.client.defineCommand('sentioIdemRenew', { numberOfKeys: 1, lua: RENEW });
   }
 
   get #commands(): IdempotencyCommands {
@@ -111,6 +126,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
     if (current === null) {
       this.#claims.set(scope, claim);
+      this.#scheduleRenewal();
       return { outcome: 'claimed' };
     }
     const record = decode<IdempotencyRecord>(current);
@@ -134,13 +150,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
    * Shutdown (or a failed HTTP worker closing): the claims still held belong to requests the server cut
    * short with a 503, which will not finish here, so they are given back (a retry on another instance
    * got 409 for the claim's lease); then the writes still pending are sent again, each second, for up to
-   * `closeRetryMs` (a Redis frozen for a few seconds at the drain kept keys answering 409 for 15 minutes).
+   * `closeRetryMs` (a Redis frozen for a few seconds at the drain kept keys answering 409 for their lease, then 15 minutes).
    * What Redis has not taken by then is dropped, and counted in a log line.
    */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
     for (const [scope, claim] of this.#claims) this.#pending.set(scope, { claim, until: Date.now() + this.#leaseMs });
     this.#claims.clear();
     const deadline = Date.now() + this.#closeRetryMs;
@@ -195,6 +213,20 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         this.#schedule();
       });
     }, RETRY_MS).unref();
+  }
+
+  /** While claims are held, their leases are renewed every `renewMs`; one Redis did not take is tried at the next. */
+  #scheduleRenewal(): void {
+    if (this.#renewTimer || this.#renewMs <= 0 || this.#claims.size === 0 || this.#closed) return;
+    this.#renewTimer = setTimeout(() => {
+      const lease = String(this.#leaseMs);
+      const renewals = [...this.#claims].map(([scope, claim]) =>
+        this.#redis.run(() => this.#commands.sentioIdemRenew(this.#redis.prefix + scope, claim, lease)).catch(() => 0));
+      void Promise.all(renewals).then(() => {
+        this.#renewTimer = undefined;
+        this.#scheduleRenewal();
+      });
+    }, this.#renewMs).unref();
   }
 
   /** One pass over the pending writes, oldest first, stopping at the first that Redis still refuses. */
