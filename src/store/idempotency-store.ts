@@ -16,7 +16,8 @@ export type ClaimResult =
 export interface IdempotencyStore {
   /**
    * Atomically claim `scope` for a request with this fingerprint, or report what holds it. A claim lives
-   * until complete() or release(), or IN_FLIGHT_LEASE_MS if its holder never ends it.
+   * until complete() or release(), or for a lease if its holder never ends it (in process
+   * IN_FLIGHT_LEASE_MS; in Redis a short one its living holder renews).
    */
   claim(scope: string, fingerprint: string): Promise<ClaimResult>;
   complete(scope: string, fingerprint: string, reply: StoredReply, ttlMs: number): Promise<void>;
