@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { IN_FLIGHT_LEASE_MS } from '../idempotency-store.js';
 import type { ClaimResult, IdempotencyStore, StoredReply } from '../idempotency-store.js';
 import { decode, encode } from './codec.js';
 import type { RedisConnection } from './connection.js';
@@ -137,7 +138,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const claim = this.#claims.get(scope) ?? '';
     this.#claims.delete(scope);
     const record = encode({ f: fingerprint, r: reply } satisfies IdempotencyRecord);
-    await this.#send(scope, { claim, record, ttlMs, until: Date.now() + this.#leaseMs });
+    // Kept past the claim's lease: landing late, the reply still spares a retry from running the request again.
+    await this.#send(scope, { claim, record, ttlMs, until: Date.now() + Math.max(this.#leaseMs, IN_FLIGHT_LEASE_MS) });
   }
 
   async release(scope: string): Promise<void> {
