@@ -117,6 +117,11 @@ export function clip(s: string, max: number): string {
   return cut.replace(LONE_SURROGATE, '\uFFFD');
 }
 
+/** The 413 of a request with more messages than its endpoint takes (`per` names the request: "chat request"). */
+export function tooManyMessages(max: number, got: number, per = 'request'): AppError {
+  return new AppError('too_many_messages', `at most ${max} messages per ${per} (got ${got})`, { param: 'messages' });
+}
+
 export function toErrorBody(err: AppError, requestId: string): ErrorBody {
   const error: ErrorBody['error'] = { type: ERRORS[err.code].type, code: err.code, message: clip(err.message, ECHO_LIMIT) };
   if (err.param !== undefined) error.param = clip(err.param, ECHO_LIMIT);

@@ -3,7 +3,7 @@
  * ids and limits (chat reads the same ids and params). emotion-routes.ts serves the endpoints with it.
  */
 import type { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError, tooManyMessages } from '../errors.js';
 import type { Limits } from '../config.js';
 import type { MessageInput } from '../core/emotion-service.js';
 import { DEFAULT_EQ_PARAMS, type EqParams } from '../core/eq.js';
@@ -83,7 +83,7 @@ function checkLimits(body: Record<string, unknown>, maxMessages: number, limits:
   const messages = body['messages'];
   if (!Array.isArray(messages)) return;
   if (messages.length > maxMessages) {
-    throw new AppError('too_many_messages', `at most ${maxMessages} messages per request (got ${messages.length})`, { param: 'messages' });
+    throw tooManyMessages(maxMessages, messages.length);
   }
   messages.forEach((m: unknown, i) => {
     const text = (m as { content?: { text?: unknown } } | null)?.content?.text;

@@ -3,7 +3,7 @@
  * enforced while reading so an oversized body is never buffered whole, and the bytes are joined once.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import { AppError } from '../errors.js';
+import { AppError, tooManyMessages } from '../errors.js';
 import type { CancelSignal } from '../engine/cancel.js';
 import { MAX_JSON_DEPTH, jsonOverLimits, topLevelArrayLength } from '../json-limits.js';
 
@@ -101,7 +101,7 @@ export function parseJsonObject(body: Buffer, maxNodes = Infinity, maxMessages =
   if (over === 'nodes') {
     const messages = topLevelArrayLength(text, 'messages') ?? 0;
     if (messages > maxMessages) {
-      throw new AppError('too_many_messages', `at most ${maxMessages} messages per request (got ${messages})`, { param: 'messages' });
+      throw tooManyMessages(maxMessages, messages);
     }
     throw new AppError('invalid_json', `request body holds more than ${maxNodes} arrays, objects and members`);
   }

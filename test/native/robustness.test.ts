@@ -33,7 +33,6 @@ function expectValid(s: TextScores): void {
   expect(s.tokens).toBeGreaterThanOrEqual(1);
 }
 
-
 beforeAll(async () => {
   engine = await createEngine({ modelDir: MODEL_DIR, executionProvider: 'cpu', intraOpThreads: 2 });
 });

@@ -4,7 +4,7 @@
  * Field by field: docs/chat.md.
  */
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError, tooManyMessages } from '../../errors.js';
 import type { Limits } from '../../config.js';
 import { EmotionParams } from '../schemas.js';
 import { exceedsUtf8Bytes } from '../utf8.js';
@@ -225,7 +225,7 @@ function precheck(d: ChatDialect, body: Record<string, unknown>, limits: Limits)
   const messages = body['messages'];
   if (!Array.isArray(messages)) return;
   if (messages.length > limits.chatMessages) {
-    throw new AppError('too_many_messages', `at most ${limits.chatMessages} messages per chat request (got ${messages.length})`, { param: 'messages' });
+    throw tooManyMessages(limits.chatMessages, messages.length, 'chat request');
   }
   messages.forEach((m: unknown, i) => {
     if (m === null || typeof m !== 'object') return;

@@ -71,6 +71,10 @@ interface UserAnalysis {
 export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
   const { llm } = deps.config;
   const client = llm.baseUrl ? new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, timeoutMs: llm.timeoutMs }) : undefined;
+  const upstream = (): LlmClient => {
+    if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
+    return client;
+  };
   const routes = [v1Chat, v2Chat].map((d): Route => ({
     method: 'post',
     pattern: d.path,
@@ -80,8 +84,7 @@ export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
     ...chatResponseSchemas(d.version),
     summary: `Chat completion with emotion analysis (${d.version})`,
     handler: (ctx, body) => {
-      if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
-      return new ChatTurn(d, deps, client, ctx, parseChatRequest(d, body!, deps.config.limits, llm.models, deps.config.chat.guidance)).run();
+      return new ChatTurn(d, deps, upstream(), ctx, parseChatRequest(d, body!, deps.config.limits, llm.models, deps.config.chat.guidance)).run();
     },
   }));
   // OpenAI clients (chat front ends, SDKs) list the models beside the chat path before they offer one.
@@ -92,7 +95,7 @@ export function chatRoutes(deps: ChatDeps): { routes: Route[]; close(): void } {
       method: 'get', pattern: d.path.replace('/chat/completions', '/models'), auth: true, responseSchema: ModelList,
       summary: `The chat models, for OpenAI clients that list them (${d.version})`,
       handler: () => {
-        if (!client) throw new AppError('llm_not_configured', 'chat needs an upstream LLM: set SENTIO_LLM_BASE_URL');
+        upstream(); // no list without an upstream to serve its models
         return { status: 200, body: modelList };
       },
     });
